@@ -1,0 +1,58 @@
+# The two set-up commands are `make run` and `make test`; both install what is
+# missing first (scripts/deps.sh), so they work on a fresh Debian 12 machine.
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+JOBS       ?= $(shell nproc)
+
+.PHONY: all deps build run test test-unit test-sanitize check-source fuzz bench vectors format clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# Until the server exists, the main job is the codec demo.
+run: build
+	@./$(BUILD)/turn-demo
+
+# Every test: the source checks, the suite, then the suite again under ASan+UBSan.
+test: check-source test-unit test-sanitize
+
+test-unit: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-sanitize: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DTURN_SANITIZE=ON >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+check-source: deps
+	@scripts/check-source.sh
+
+# libFuzzer on each target for FUZZ_SECONDS; findings land in fuzz/findings/.
+fuzz:
+	@scripts/deps.sh fuzz
+	@cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DTURN_FUZZ=ON \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+bench: build
+	@./$(BUILD)/bench-codec
+
+vectors: build
+	@./$(BUILD)/turn-vectors > vectors/vectors.json
+	@echo "wrote vectors/vectors.json"
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

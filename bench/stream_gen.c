@@ -1,0 +1,1 @@
+int turn_bench_stream_gen_placeholder;

@@ -1,0 +1,10 @@
+# Fails when vectors/vectors.json differs from what turn-vectors writes now.
+execute_process(COMMAND ${GEN} OUTPUT_VARIABLE fresh RESULT_VARIABLE rv)
+if(NOT rv EQUAL 0)
+  message(FATAL_ERROR "turn-vectors failed (${rv}): a vector no longer gives its expected result")
+endif()
+file(READ ${FILE} committed)
+if(NOT fresh STREQUAL committed)
+  message(FATAL_ERROR "vectors/vectors.json is stale: run 'make vectors' and commit it")
+endif()
+message(STATUS "vectors/vectors.json is what turn-vectors writes")
