@@ -350,6 +350,9 @@ TURN_EXTERN void turn_order_free(turn_order *o);
  * (TURN_E_SEQ, the event otherwise applied) counting goes on from the event's seq,
  * so one bad line gives one report. TURN_E_NOMEM is fatal. */
 TURN_EXTERN int turn_order_step(turn_order *o, const turn_event *ev, turn_error *err);
+/* A line of the stream was lost or did not parse: its seq is unknown, so the next
+ * event's seq is taken as the count instead of being reported as a gap. */
+TURN_EXTERN void turn_order_resync(turn_order *o);
 /* The stream ended: TURN_E_INCOMPLETE when a turn began and has not ended. */
 TURN_EXTERN int turn_order_finish(turn_order *o, turn_error *err);
 /* True between a turn's turn event and its end. */

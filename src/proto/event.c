@@ -13,6 +13,7 @@ int turn_event_parse(turn_event *ev, turn_arena *arena, const char *line, size_t
 
   turn__scan s; /* only its bounds are used: offsets of field errors */
   turn__scan_init(&s, line, len, arena);
+  s.p = s.end;
   const turn__jval *v = &m.v[TURN__K_V];
   const size_t end_off = len;
   if (!(m.present & (1u << TURN__K_V)))

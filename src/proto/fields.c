@@ -88,8 +88,9 @@ struct ctx {
 
 static int field_fail(struct ctx *c, int code, int key) {
   const turn__jval *v = &c->m->v[key];
+  /* A missing field is blamed on the end of its object, where it should have been. */
   size_t off = (c->m->present >> key) & 1 ? (size_t)(v->raw.p - c->s->beg)
-                                          : (size_t)(c->s->end - c->s->beg);
+                                          : (size_t)(c->s->p - c->s->beg);
   return turn__set_error(c->err, code, turn__key_names[key], off);
 }
 

@@ -93,6 +93,7 @@ struct turn_order {
   turn_mem mem; /* a copy: the caller's struct may go away */
   enum turn_state state;
   uint64_t next_seq;  /* seq the next event of the open turn must carry */
+  bool resync;        /* a line was lost: take the next event's seq as given */
   struct call *calls; /* calls of the open turn, in tool_use order */
   size_t n_calls, cap_calls;
   size_t open_calls;       /* calls not DONE */
@@ -315,7 +316,9 @@ int turn_order_step(turn_order *o, const turn_event *ev, turn_error *err) {
   if ((unsigned)ev->type >= TURN_EV__COUNT) return fail(err, TURN_E_INVALID, "type");
   unsigned char move = turn_next[o->state][ev->type];
   bool counts = o->state != TURN_IDLE || move == T_OPEN; /* inside a turn */
-  bool seq_wrong = counts && ev->seq != (o->state == TURN_IDLE ? 0 : o->next_seq);
+  bool seq_wrong = counts && ev->seq != (o->state == TURN_IDLE ? 0 : o->next_seq) &&
+                   !(o->resync && o->state != TURN_IDLE);
+  if (counts) o->resync = false;
 
   int rv;
   if (move == T_NO)
@@ -350,6 +353,10 @@ int turn_order_step(turn_order *o, const turn_event *ev, turn_error *err) {
   assert(check_invariants(o));
   if (seq_wrong) return fail(err, TURN_E_SEQ, "seq");
   return rv;
+}
+
+void turn_order_resync(turn_order *o) {
+  o->resync = true;
 }
 
 int turn_order_finish(turn_order *o, turn_error *err) {

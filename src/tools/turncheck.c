@@ -33,6 +33,7 @@ static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
   if (err != NULL) {
     c->problems++;
     print_problem(err->line, err);
+    turn_order_resync(c->order); /* the bad line's seq is unknown: no gap report */
     return 0;
   }
   c->events++;
