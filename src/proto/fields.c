@@ -19,12 +19,29 @@ const char *const turn__key_names[TURN__K__COUNT] = {
     "expires_at", "decision",    "title",   "html",       "delay_seconds", "text",
     "action",     "stop_reason", "at",      "duration_ms"};
 
+/* Keys by length, each stored as key + 1 so that 0 ends a list: every line looks
+ * up several keys, so this runs once per member. */
 static int key_lookup(const char *p, size_t len) {
-  /* Keys are short and few: compare by length first, then bytes. */
-  for (int k = 0; k < TURN__K__COUNT; k++) {
-    const char *name = turn__key_names[k];
-    if (name[0] == p[0] && strlen(name) == len && memcmp(name, p, len) == 0) return k;
-  }
+#define K(name) (TURN__K_##name + 1)
+  static const unsigned char by_len[14][7] = {
+      [1] = {K(V)},
+      [2] = {K(ID), K(AT)},
+      [3] = {K(SEQ)},
+      [4] = {K(TYPE), K(TURN), K(TOOL), K(TIER), K(HTML), K(TEXT)},
+      [5] = {K(DELTA), K(INPUT), K(TITLE)},
+      [6] = {K(STATUS), K(EFFECT), K(ACTION)},
+      [7] = {K(SESSION), K(PREVIEW), K(MESSAGE), K(SUMMARY), K(REQUEST)},
+      [8] = {K(APPROVAL), K(DECISION)},
+      [9] = {K(TRUNCATED)},
+      [10] = {K(EXPIRES_AT)},
+      [11] = {K(STOP_REASON), K(DURATION_MS)},
+      [13] = {K(DELAY_SECONDS)},
+  };
+#undef K
+  if (len >= sizeof by_len / sizeof by_len[0]) return -1;
+  const unsigned char *k = by_len[len];
+  for (size_t i = 0; i < sizeof by_len[0] && k[i] != 0; i++)
+    if (memcmp(turn__key_names[k[i] - 1], p, len) == 0) return k[i] - 1;
   return -1;
 }
 

@@ -6,10 +6,6 @@
 
 #include "utf8.h"
 
-#include <errno.h>
-#include <limits.h>
-#include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 static int fail(turn__scan *s, const char *at, int code) {
@@ -202,45 +198,48 @@ static bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-/* A real overflows a double (jansson's "real number overflow") when its decimal
- * exponent passes 308; at exactly 308 strtod decides. */
+/* 2^1024 - 2^970, the midpoint between DBL_MAX and 2^1024: a correctly rounding
+ * strtod (glibc's, which jansson uses) turns every value from here up into HUGE_VAL,
+ * which jansson refuses as "real number overflow". 309 digits, exponent 308. */
+static const char overflow_digits[] =
+    "179769313486231580793728971405303415079934132710037826936173"
+    "778980444968292764750946649017977587207096330286416692887910"
+    "946555547851940402630657488671505820681908902000708383676273"
+    "854845817711531764475730270069855571366959622842914819860834"
+    "936475292719074168444365510704342711559699508093042880177904"
+    "174497792";
+
+/* Whether a real overflows a double, decided exactly from its digits: by the
+ * decimal exponent of its first significant digit, and at exponent 308 by
+ * comparing the digits with overflow_digits. */
 static bool real_overflows(const char *int_p, size_t int_n, const char *frac_p,
-                           size_t frac_n, long exp10) {
-  long e;
-  const char *first = NULL; /* first significant digit */
+                           size_t frac_n, long long exp10) {
+  const char *frac_end = frac_p != NULL ? frac_p + frac_n : NULL;
+  const char *seg[2][2] = {{int_p, int_p + int_n}, {frac_p, frac_end}};
+  long long e;
   size_t i;
   for (i = 0; i < int_n && int_p[i] == '0'; i++)
     ;
   if (i < int_n) {
-    e = (long)(int_n - 1 - i) + exp10;
-    first = int_p + i;
+    e = (long long)(int_n - 1 - i) + exp10;
+    seg[0][0] = int_p + i;
   } else {
     for (i = 0; i < frac_n && frac_p[i] == '0'; i++)
       ;
     if (i == frac_n) return false; /* zero */
-    e = -(long)(i + 1) + exp10;
-    first = frac_p + i;
-  }
-  if (e < 308) return false;
-  if (e > 308) return true;
-  /* Rebuild "d.ddd...e308" from up to 40 significant digits and let strtod say. */
-  const char *frac_end = frac_p != NULL ? frac_p + frac_n : NULL;
-  const char *seg[2][2] = {{first, int_p + int_n}, {frac_p, frac_end}};
-  if (first < int_p || first >= int_p + int_n) {
+    e = -(long long)(i + 1) + exp10;
+    seg[0][0] = frac_p + i;
     seg[0][1] = frac_end;
     seg[1][0] = seg[1][1] = NULL;
   }
-  char buf[64];
-  size_t n = 0;
-  for (int k = 0; k < 2; k++)
-    for (const char *p = seg[k][0]; p != NULL && p < seg[k][1] && n < 41; p++) {
-      buf[n++] = *p;
-      if (n == 1) buf[n++] = '.';
-    }
-  memcpy(buf + n, "e308", 5);
-  errno = 0;
-  double d = strtod(buf, NULL);
-  return isinf(d) || errno == ERANGE;
+  if (e != 308) return e > 308;
+  size_t k = 0;
+  for (int g = 0; g < 2; g++)
+    for (const char *p = seg[g][0]; p != NULL && p < seg[g][1] && k < 309; p++, k++)
+      if (*p != overflow_digits[k]) return *p > overflow_digits[k];
+  for (; k < 309; k++) /* the number ran out of digits: the rest are zeros */
+    if (overflow_digits[k] != '0') return false;
+  return true; /* equal to the midpoint in its first 309 digits: it rounds up */
 }
 
 static int scan_number(turn__scan *s, turn__jval *v) {
@@ -265,7 +264,7 @@ static int scan_number(turn__scan *s, turn__jval *v) {
   const char *frac_p = NULL;
   size_t frac_n = 0;
   bool is_int = true;
-  long exp10 = 0;
+  long long exp10 = 0;
   if (p < end && *p == '.') {
     p++;
     frac_p = p;
@@ -281,7 +280,9 @@ static int scan_number(turn__scan *s, turn__jval *v) {
     if (p < end && (*p == '+' || *p == '-')) exp_negative = *p++ == '-';
     if (p >= end || !is_digit(*p)) return fail_byte(s, p);
     while (p < end && is_digit(*p)) {
-      if (exp10 < 1000000) exp10 = exp10 * 10 + (*p - '0');
+      /* Saturate far beyond any digit count a line can hold, so that a long
+       * mantissa and a long exponent still cancel out exactly. */
+      if (exp10 < 1000000000000000LL) exp10 = exp10 * 10 + (*p - '0');
       p++;
     }
     if (exp_negative) exp10 = -exp10;
@@ -391,6 +392,8 @@ key:
 
 value:
   if (s->p < s->end && (*s->p == '{' || *s->p == '[')) goto open;
+  /* jansson counts every value's depth, scalars included. */
+  if (s->depth + top + 1 > TURN__JSON_MAX_DEPTH) return fail(s, s->p, TURN_E_JSON);
   {
     int rv = scan_scalar(s, &scalar, false);
     if (rv != TURN_OK) return rv;

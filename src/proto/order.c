@@ -201,16 +201,21 @@ static int add_call(turn_order *o, const turn_event *ev, turn_error *err) {
 }
 
 /* The oldest tier-2 call of this tool whose input is complete and that has no
- * approval yet: approval events name the tool and a request, not the call. */
+ * approval yet: approval events name the tool and a request, not the call. When
+ * there is none, *code says why: a lower-tier call of that tool was waiting
+ * (E_MISMATCH), calls of that tool exist but none is waiting (E_ORDER), or the
+ * tool was never used (E_UNKNOWN_ID). */
 static struct call *call_for_approval(turn_order *o, const turn_event *ev, int *code) {
-  bool tool_seen = false;
+  *code = TURN_E_UNKNOWN_ID;
   for (size_t i = 0; i < o->n_calls; i++) {
     struct call *c = &o->calls[i];
     if (!turn_str_eq(c->tool, ev->approval.tool)) continue;
-    tool_seen = true;
-    if (c->state == CALL_INPUT) return c;
+    if (c->state == CALL_INPUT && c->tier == 2) return c;
+    if (c->state == CALL_INPUT)
+      *code = TURN_E_MISMATCH;
+    else if (*code == TURN_E_UNKNOWN_ID)
+      *code = TURN_E_ORDER;
   }
-  *code = tool_seen ? TURN_E_ORDER : TURN_E_UNKNOWN_ID;
   return NULL;
 }
 
@@ -254,8 +259,7 @@ static int step_call(turn_order *o, const turn_event *ev, turn_error *err) {
     if (turn__strmap_get(&o->by_request, ev->approval.request) >= 0)
       return fail(err, TURN_E_DUPLICATE_ID, "request");
     c = call_for_approval(o, ev, &code);
-    if (c == NULL) return fail(err, code, "tool");
-    if (c->tier != 2) return fail(err, TURN_E_MISMATCH, "tier");
+    if (c == NULL) return fail(err, code, code == TURN_E_MISMATCH ? "tier" : "tool");
     {
       turn_str request;
       if (copy_str(o, ev->approval.request, &request) != TURN_OK ||
@@ -351,7 +355,8 @@ int turn_order_step(turn_order *o, const turn_event *ev, turn_error *err) {
     }
   }
   assert(check_invariants(o));
-  if (seq_wrong) return fail(err, TURN_E_SEQ, "seq");
+  /* E_SEQ means "applied despite the gap": a refused event reports its refusal. */
+  if (rv == TURN_OK && seq_wrong) return fail(err, TURN_E_SEQ, "seq");
   return rv;
 }
 

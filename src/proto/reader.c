@@ -26,7 +26,8 @@ struct turn_reader {
   enum reader_state state;
   size_t max_line;     /* bytes of a line without its "\r\n" */
   turn_buf pending;    /* a line split across chunks; cap max_line + 1 ("\r") */
-  uint64_t lines_done; /* lines whose newline was seen; the current one is +1 */
+  uint64_t lines_done; /* lines delivered or reported (an overlong one as soon as it
+                          passes the limit); the line being read is this + 1 */
   turn_arena arena;    /* the current line's strings; reset per line */
 };
 
@@ -69,6 +70,17 @@ static int report(uint64_t line, int code, turn_event_cb cb, void *ctx) {
   return cb(ctx, NULL, &err);
 }
 
+/* Whether appending data[0..seg) to the pending line passes the limit. One byte
+ * more than max_line may still be the '\r' of a "\r\n", so it waits for the next
+ * byte only when it is a '\r'. */
+static bool past_limit(const turn_reader *r, const char *data, size_t seg) {
+  if (seg == 0) return false;
+  if (r->pending.len > r->max_line) return true; /* it ends in '\r' and more follows */
+  size_t room = r->max_line - r->pending.len;
+  if (seg <= room) return false;
+  return seg > room + 1 || data[seg - 1] != '\r';
+}
+
 /* One complete line without its '\n'; lines_done already counts it. */
 static int deliver(turn_reader *r, const char *line, size_t len, turn_event_cb cb,
                    void *ctx) {
@@ -92,29 +104,24 @@ static int deliver(turn_reader *r, const char *line, size_t len, turn_event_cb c
 
 int turn_reader_feed(turn_reader *r, const char *data, size_t len, turn_event_cb cb,
                      void *ctx) {
+  if (r->state == READER_FAILED) return TURN_E_NOMEM;
   while (len > 0) {
-    if (r->state == READER_FAILED) return TURN_E_NOMEM;
     const char *nl = memchr(data, '\n', len);
     size_t seg = nl != NULL ? (size_t)(nl - data) : len;
     size_t used = nl != NULL ? seg + 1 : seg;
     int rv = TURN_OK;
 
     if (r->state == READER_SKIPPING) {
-      if (nl != NULL) {
-        r->lines_done++;
-        set_state(r, READER_READING);
-      }
+      if (nl != NULL) set_state(r, READER_READING); /* counted when it was reported */
     } else if (r->pending.len == 0 && nl != NULL) {
       r->lines_done++;
       rv = deliver(r, data, seg, cb, ctx); /* the whole line is here: no copy */
-    } else if (seg > r->pending.cap - r->pending.len) {
-      /* Past the limit before its end: report now, drop what we hold. */
+    } else if (past_limit(r, data, seg)) {
+      /* Past the limit before its end: count and report it now, drop what we hold. */
       turn_buf_reset(&r->pending);
-      rv = report(r->lines_done + 1, TURN_E_TOOBIG, cb, ctx);
-      if (nl != NULL)
-        r->lines_done++;
-      else
-        set_state(r, READER_SKIPPING);
+      r->lines_done++;
+      rv = report(r->lines_done, TURN_E_TOOBIG, cb, ctx);
+      if (nl == NULL) set_state(r, READER_SKIPPING);
     } else {
       rv = turn_buf_append(&r->pending, data, seg);
       if (rv == TURN_E_NOMEM) {
@@ -140,8 +147,7 @@ int turn_reader_finish(turn_reader *r, turn_event_cb cb, void *ctx) {
   if (r->state == READER_FAILED) return TURN_E_NOMEM;
   int rv = TURN_OK;
   if (r->state == READER_SKIPPING) {
-    r->lines_done++; /* the overlong last line was reported when it passed the limit */
-    set_state(r, READER_READING);
+    set_state(r, READER_READING); /* the overlong last line was reported and counted */
   } else if (r->pending.len > 0) {
     turn_buf_reset(&r->pending);
     r->lines_done++;
