@@ -222,7 +222,9 @@ typedef struct turn_input {
  * the compact text is at most TURN_INPUT_LIMIT bytes it is the input, otherwise
  * its first TURN_INPUT_LIMIT code points are the preview. Strings in *out live in
  * arena. Returns TURN_OK, TURN_E_JSON / TURN_E_UTF8 / TURN_E_NOT_OBJECT for bad
- * text (err says where), or TURN_E_NOMEM; on error *out is unchanged. */
+ * text (err says where), TURN_E_VALUE for an object nested too deeply to travel
+ * inside a line or history document (over 2045 levels), or TURN_E_NOMEM; on error
+ * *out is unchanged. */
 TURN_EXTERN int turn_input_from_json(turn_input *out, turn_arena *arena, const char *json,
                                      size_t len, turn_error *err);
 
@@ -301,10 +303,12 @@ TURN_EXTERN int turn_event_parse(turn_event *ev, turn_arena *arena, const char *
 
 /* Appends the event as one compact JSON line, without a newline, to out: "v",
  * "seq", "type", then the event's fields in the spec's order. Strings are escaped;
- * invalid UTF-8 in them becomes U+FFFD so the output is always valid. Returns
- * TURN_OK, TURN_E_INVALID (an enumeration out of range, a tier outside 0-2/null, a
- * non-finite number, an input field that is not a JSON object), TURN_E_TOOBIG
- * (past out's cap) or TURN_E_NOMEM; on error out is unchanged. */
+ * NUL bytes and invalid UTF-8 in them become U+FFFD, so the output is always valid
+ * and always parses again. Returns TURN_OK, TURN_E_INVALID (anything the parser
+ * would refuse: an enumeration out of range, a tier outside 0-2/null, a negative or
+ * non-finite number, an empty id, an input that is not one JSON object or is nested
+ * too deeply, a preview over TURN_INPUT_LIMIT code points), TURN_E_TOOBIG (past
+ * out's cap) or TURN_E_NOMEM; on error out is unchanged. */
 TURN_EXTERN int turn_event_encode(const turn_event *ev, turn_buf *out);
 
 /* ----------------------------------------------------------- NDJSON reader */
@@ -409,7 +413,9 @@ typedef int (*turn_block_cb)(void *ctx, size_t index, const turn_block *b,
                              const turn_error *err);
 
 /* Checks a history document {"session": {...}, "blocks": [...]} (borrows doc):
- * the document must be valid JSON with those two members; each block goes to cb.
+ * the document must be a JSON object with those two members, "blocks" only once;
+ * each block goes to cb as it is read, so a problem with the document found later
+ * (bad JSON further on, no "session") comes after the callbacks of the blocks before it.
  * Returns TURN_OK, a code for the document itself (err says where), the callback's
  * nonzero return, or TURN_E_NOMEM. Memory is bounded by one block, not the document. */
 TURN_EXTERN int turn_history_parse(const char *doc, size_t len, turn_arena *arena,

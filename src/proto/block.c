@@ -90,6 +90,11 @@ int turn_history_parse(const char *doc, size_t len, turn_arena *arena, turn_bloc
   turn__scan s;
   turn__scan_init(&s, doc, len, arena);
   bool has_session = false, has_blocks = false;
+  turn__scan_ws(&s);
+  if (s.p < s.end && *s.p != '{') {
+    int valid = turn__json_validate(doc, len, arena);
+    return turn__set_error(err, valid == TURN_OK ? TURN_E_NOT_OBJECT : valid, NULL, 0);
+  }
   int rv = turn__scan_object_begin(&s);
   if (rv < 0) return turn__set_error(err, rv, NULL, s.err_off);
   while (rv > 0) {
@@ -99,6 +104,10 @@ int turn_history_parse(const char *doc, size_t len, turn_arena *arena, turn_bloc
     if (key_is(key, "blocks")) {
       if (s.p >= s.end || *s.p != '[')
         return turn__set_error(err, TURN_E_FIELD, "blocks", (size_t)(s.p - doc));
+      /* Blocks go to the callback as they are read, so a second "blocks" cannot
+       * replace the first as a duplicate key otherwise would. */
+      if (has_blocks)
+        return turn__set_error(err, TURN_E_VALUE, "blocks", (size_t)(s.p - doc));
       has_blocks = true;
       rv = walk_blocks(&s, cb, ctx, err);
       if (rv != TURN_OK) return rv;

@@ -172,6 +172,9 @@ static int read_input(struct ctx *c, bool unknown_allowed, turn_input *in) {
       return TURN_OK;
     }
     if (input->kind != TURN__J_OBJECT) return field_fail(c, TURN_E_FIELD, TURN__K_INPUT);
+    /* Valid here, but too deep for the history document that will carry it. */
+    if (input->nest + TURN__INPUT_DEPTH > TURN__JSON_MAX_DEPTH)
+      return field_fail(c, TURN_E_VALUE, TURN__K_INPUT);
     char *copy = turn_arena_alloc(c->arena, input->raw.len);
     if (copy == NULL) return TURN_E_NOMEM;
     memcpy(copy, input->raw.p, input->raw.len);
@@ -353,7 +356,7 @@ static int write_input(turn_buf *out, const turn_input *in, bool unknown_allowed
       /* The input is raw JSON from the producer: check it is one object so the
        * line stays valid JSON whatever we were handed. */
       if (in->json.len == 0 || in->json.p[0] != '{' ||
-          turn__json_validate(in->json.p, in->json.len, NULL) != TURN_OK)
+          turn__json_validate_at(in->json.p, in->json.len, TURN__INPUT_DEPTH) != TURN_OK)
         return TURN_E_INVALID;
       rv = turn_buf_append(out, in->json.p, in->json.len);
     }
@@ -361,6 +364,11 @@ static int write_input(turn_buf *out, const turn_input *in, bool unknown_allowed
     if (rv == TURN_OK) rv = write_lit(out, "false");
     return rv;
   }
+  /* A preview the parser would refuse must not be written either. */
+  if (!turn__utf8_valid(in->preview.p, in->preview.len) ||
+      turn__utf8_count(in->preview.p, in->preview.len) > TURN_INPUT_LIMIT ||
+      memchr(in->preview.p, 0, in->preview.len) != NULL)
+    return TURN_E_INVALID;
   rv = write_lit(out, "null");
   if (rv == TURN_OK) rv = write_key(out, TURN__K_PREVIEW);
   if (rv == TURN_OK) rv = turn__json_write_str(out, in->preview.p, in->preview.len);
@@ -377,8 +385,10 @@ static int write_field(turn_buf *out, const turn__field *f, const void *obj) {
   int rv = write_key(out, f->key);
   if (rv != TURN_OK) return rv;
   switch ((enum turn__kind)f->kind) {
-  case TURN__KIND_STR:
   case TURN__KIND_ID:
+    if (str->len == 0) return TURN_E_INVALID; /* the parser refuses an empty id */
+    return turn__json_write_str(out, str->p, str->len);
+  case TURN__KIND_STR:
   case TURN__KIND_OPT_STR:
     return turn__json_write_str(out, str->p, str->len);
   case TURN__KIND_STR_OR_NULL:

@@ -47,6 +47,8 @@ int turn_input_from_json(turn_input *out, turn_arena *arena, const char *json, s
   if (rv != TURN_OK) return turn__set_error(err, rv, "input", s.err_off);
   if (v.kind != TURN__J_OBJECT)
     return turn__set_error(err, TURN_E_NOT_OBJECT, "input", 0);
+  if (v.nest + TURN__INPUT_DEPTH > TURN__JSON_MAX_DEPTH)
+    return turn__set_error(err, TURN_E_VALUE, "input", 0); /* too deep to carry */
 
   turn_buf buf;
   turn_buf_init(&buf, SIZE_MAX, arena->mem);

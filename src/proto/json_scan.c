@@ -354,7 +354,8 @@ static int scan_scalar(turn__scan *s, turn__jval *v, bool decode) {
  * container says object (1) or array (0). */
 static int scan_container(turn__scan *s, turn__jval *v) {
   unsigned char is_object[TURN__JSON_MAX_DEPTH / 8];
-  int top = 0; /* containers open inside this call */
+  int top = 0;     /* containers open inside this call */
+  int deepest = 1; /* the most levels seen: top, or top + 1 at a scalar */
   const char *start = s->p;
   turn__jval scalar;
 
@@ -367,6 +368,7 @@ open:
     else
       is_object[top / 8] &= (unsigned char)~(1u << (top % 8));
     top++;
+    if (top > deepest) deepest = top;
     s->p++;
     turn__scan_ws(s);
     if (s->p < s->end && *s->p == (obj ? '}' : ']')) {
@@ -396,6 +398,7 @@ value:
   if (s->depth + top + 1 > TURN__JSON_MAX_DEPTH) return fail(s, s->p, TURN_E_JSON);
   {
     int rv = scan_scalar(s, &scalar, false);
+    if (top + 1 > deepest) deepest = top + 1;
     if (rv != TURN_OK) return rv;
   }
 
@@ -418,6 +421,7 @@ closed:
   top--;
   if (top > 0) goto after_value;
   v->kind = *start == '{' ? TURN__J_OBJECT : TURN__J_ARRAY;
+  v->nest = deepest;
   v->raw.p = start;
   v->raw.len = (size_t)(s->p - start);
   return TURN_OK;
@@ -426,6 +430,7 @@ closed:
 int turn__scan_value(turn__scan *s, turn__jval *v, bool decode) {
   turn__scan_ws(s);
   if (s->p < s->end && (*s->p == '{' || *s->p == '[')) return scan_container(s, v);
+  v->nest = 1;
   return scan_scalar(s, v, decode);
 }
 
@@ -510,6 +515,16 @@ int turn__json_validate(const char *data, size_t len, turn_arena *arena) {
   turn__scan s;
   turn__jval v;
   turn__scan_init(&s, data, len, arena);
+  int rv = turn__scan_value(&s, &v, false);
+  if (rv != TURN_OK) return rv;
+  return turn__scan_finish(&s);
+}
+
+int turn__json_validate_at(const char *data, size_t len, int depth) {
+  turn__scan s;
+  turn__jval v;
+  turn__scan_init(&s, data, len, NULL);
+  s.depth = depth;
   int rv = turn__scan_value(&s, &v, false);
   if (rv != TURN_OK) return rv;
   return turn__scan_finish(&s);

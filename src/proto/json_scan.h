@@ -36,6 +36,8 @@ typedef struct turn__jval {
   bool is_int;  /* a number without fraction or exponent */
   turn_str raw; /* the value's bytes in the input */
   turn_str str; /* strings, when decoded: the text, in the arena */
+  int nest;     /* levels of values from this one to its deepest, itself included:
+                   1 for a scalar or an empty container, 2 for {"a":1}, ... */
 } turn__jval;
 
 void turn__scan_init(turn__scan *s, const char *data, size_t len, turn_arena *arena);
@@ -68,5 +70,12 @@ int turn__scan_finish(turn__scan *s);
 /* Whole-document check: s[0..len) is one JSON value of any kind. For tests and
  * for the differential fuzz target against jansson. */
 int turn__json_validate(const char *s, size_t len, turn_arena *arena);
+/* The same for a value that will sit inside `depth` open containers. */
+int turn__json_validate_at(const char *s, size_t len, int depth);
+
+/* A tool input sits inside a history document, its blocks array and its block:
+ * inputs are checked at this depth so that every line or document that carries
+ * one stays within jansson's limit. */
+#define TURN__INPUT_DEPTH 3
 
 #endif

@@ -1,7 +1,8 @@
 /* JSON output: string escaping, integers and Python-style doubles. The escaping is
  * the protocol's canonical form: only '"', '\\' and control characters are escaped
  * (the short forms where JSON has them, \u00XX otherwise); everything else,
- * non-ASCII included, goes out as UTF-8. */
+ * non-ASCII included, goes out as UTF-8. NUL has no place in the protocol's JSON
+ * (jansson refuses \u0000), so like invalid UTF-8 it becomes U+FFFD. */
 #include "json_write.h"
 
 #include "utf8.h"
@@ -59,7 +60,10 @@ int turn__json_write_str(turn_buf *out, const char *s, size_t len) {
     for (size_t i = 0; i < len;) {
       unsigned char c = (unsigned char)s[i];
       char esc[6];
-      if (c < 0x20 || c == '"' || c == '\\') {
+      if (c == 0) {
+        worst += 3;
+        i++;
+      } else if (c < 0x20 || c == '"' || c == '\\') {
         worst += escape_byte(c, esc);
         i++;
       } else if (c < 0x80) {
@@ -86,7 +90,11 @@ int turn__json_write_str(turn_buf *out, const char *s, size_t len) {
       continue;
     }
     unsigned char c = (unsigned char)s[i];
-    if (c < 0x20 || c == '"' || c == '\\') {
+    if (c == 0) {
+      memcpy(w, "\xEF\xBF\xBD", 3);
+      w += 3;
+      i++;
+    } else if (c < 0x20 || c == '"' || c == '\\') {
       w += escape_byte(c, w);
       i++;
     } else if (c < 0x80) {

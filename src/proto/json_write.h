@@ -5,7 +5,8 @@
 
 #include "turn/turn.h"
 
-/* Each returns TURN_OK, TURN_E_TOOBIG or TURN_E_NOMEM; on error out may hold part
+/* Strings: NUL and invalid UTF-8 become U+FFFD, since the protocol's JSON has no
+ * \u0000. Each returns TURN_OK, TURN_E_TOOBIG or TURN_E_NOMEM; on error out may hold part
  * of the value, so callers roll back to a saved length (encode.c does). */
 int turn__json_write_str(turn_buf *out, const char *s, size_t len);
 int turn__json_write_u64(turn_buf *out, uint64_t v);
