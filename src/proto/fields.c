@@ -367,7 +367,7 @@ static int write_input(turn_buf *out, const turn_input *in, bool unknown_allowed
   /* A preview the parser would refuse must not be written either. */
   if (!turn__utf8_valid(in->preview.p, in->preview.len) ||
       turn__utf8_count(in->preview.p, in->preview.len) > TURN_INPUT_LIMIT ||
-      memchr(in->preview.p, 0, in->preview.len) != NULL)
+      (in->preview.len > 0 && memchr(in->preview.p, 0, in->preview.len) != NULL))
     return TURN_E_INVALID;
   rv = write_lit(out, "null");
   if (rv == TURN_OK) rv = write_key(out, TURN__K_PREVIEW);
