@@ -135,8 +135,15 @@ static int scan_string_raw(turn__scan *s, turn_str *inner, bool *escaped) {
   const char *end = s->end;
   bool esc = false;
   for (;;) {
-    while (end - p >= 8 && turn__json_special8(turn__load8(p)) == 0)
+    /* Skip plain bytes a word at a time and land on the first one that is not. */
+    while (end - p >= 8) {
+      uint64_t special = turn__json_special8(turn__load8(p));
+      if (special != 0) {
+        p += turn__clean_prefix8(special);
+        break;
+      }
       p += 8;
+    }
     if (p >= end) return fail(s, p, TURN_E_JSON);
     unsigned char c = (unsigned char)*p;
     if (c == '"') break;

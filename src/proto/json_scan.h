@@ -46,6 +46,7 @@ void turn__scan_init(turn__scan *s, const char *data, size_t len, turn_arena *ar
  * set: TURN_E_JSON, TURN_E_UTF8, or TURN_E_NOMEM for the arena. */
 
 static inline void turn__scan_ws(turn__scan *s) {
+  if (s->p < s->end && (unsigned char)*s->p > ' ') return; /* compact input: none */
   while (s->p < s->end &&
          (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
     s->p++;

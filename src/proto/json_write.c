@@ -83,11 +83,13 @@ int turn__json_write_str(turn_buf *out, const char *s, size_t len) {
   *w++ = '"';
   size_t i = 0;
   while (i < len) {
-    if (i + 8 <= len && turn__json_special8(turn__load8(s + i)) == 0) {
-      memcpy(w, s + i, 8);
-      w += 8;
-      i += 8;
-      continue;
+    if (i + 8 <= len) {
+      uint64_t special = turn__json_special8(turn__load8(s + i));
+      size_t plain = special == 0 ? 8 : turn__clean_prefix8(special);
+      memcpy(w, s + i, 8); /* the reserve above leaves room for 8 */
+      w += plain;
+      i += plain;
+      if (plain == 8) continue;
     }
     unsigned char c = (unsigned char)s[i];
     if (c == 0) {

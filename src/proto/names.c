@@ -33,8 +33,8 @@ static const char *name_at(const char *const *names, int n, int i) {
 
 int turn__name_index(const char *const *names, int n, turn_str s) {
   for (int i = 0; i < n; i++)
-    if (names[i] != NULL && strlen(names[i]) == s.len &&
-        memcmp(names[i], s.p, s.len) == 0)
+    if (names[i] != NULL && s.len > 0 && names[i][0] == s.p[0] &&
+        strlen(names[i]) == s.len && memcmp(names[i], s.p, s.len) == 0)
       return i;
   return -1;
 }

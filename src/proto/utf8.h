@@ -42,4 +42,17 @@ static inline uint64_t turn__json_special8(uint64_t x) {
   return quote | backslash | control | (x & TURN__HIGHS);
 }
 
+/* How many bytes at the start of a word are certainly not special, given its
+ * nonzero turn__json_special8 mask. The subtractions can only flag false bytes
+ * above a truly special one, so on a little-endian machine the lowest flagged byte
+ * is exact; elsewhere this says 0 and the caller goes byte by byte. */
+static inline size_t turn__clean_prefix8(uint64_t mask) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  return (size_t)__builtin_ctzll(mask) >> 3;
+#else
+  (void)mask;
+  return 0;
+#endif
+}
+
 #endif
