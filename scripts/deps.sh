@@ -4,8 +4,9 @@
 set -euo pipefail
 
 # build + test: compiler, CMake, cmocka (unit tests), jansson (the JSON oracle and
-# the parser of non-hot-path JSON), clang-format (the style check).
-packages=(build-essential cmake pkg-config libcmocka-dev libjansson-dev clang-format)
+# the parser of non-hot-path JSON), clang-format (the style check), locales (the
+# definitions test_locale builds a decimal-comma locale from).
+packages=(build-essential cmake pkg-config libcmocka-dev libjansson-dev clang-format locales)
 # `scripts/deps.sh fuzz` adds clang and its runtime for libFuzzer.
 if [[ "${1:-}" == "fuzz" ]]; then
   packages+=(clang libclang-rt-dev)

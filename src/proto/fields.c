@@ -5,6 +5,7 @@
 
 #include "json_write.h"
 #include "names.h"
+#include "number.h"
 #include "utf8.h"
 
 #include <math.h>
@@ -127,19 +128,6 @@ static bool read_int(const turn__jval *v, int64_t *out) {
     u = u * 10 + (uint64_t)(*p - '0');
   *out = negative ? (int64_t)(0 - u) : (int64_t)u;
   return true;
-}
-
-static int read_double(struct ctx *c, const turn__jval *v, double *out) {
-  char small[64];
-  char *text = small;
-  if (v->raw.len >= sizeof small) {
-    text = turn_arena_alloc(c->arena, v->raw.len + 1);
-    if (text == NULL) return TURN_E_NOMEM;
-  }
-  memcpy(text, v->raw.p, v->raw.len);
-  text[v->raw.len] = '\0';
-  *out = strtod(text, NULL);
-  return TURN_OK;
 }
 
 /* An enumeration given as a string; from_name returns -1 for unknown names. */
@@ -270,7 +258,7 @@ static int read_field(struct ctx *c, const turn__field *f, void *obj) {
     }
     if (v->kind != TURN__J_NUMBER) return field_fail(c, TURN_E_FIELD, f->key);
     double d;
-    rv = read_double(c, v, &d);
+    rv = turn__parse_double(v->raw.p, v->raw.len, c->arena, &d);
     if (rv != TURN_OK) return rv;
     if (!(d >= 0)) return field_fail(c, TURN_E_VALUE, f->key);
     if (nullable) *AT(obj, f->flag_off, bool) = true;

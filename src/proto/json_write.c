@@ -5,6 +5,7 @@
  * (jansson refuses \u0000), so like invalid UTF-8 it becomes U+FFFD. */
 #include "json_write.h"
 
+#include "number.h"
 #include "utf8.h"
 
 #include <math.h>
@@ -135,63 +136,6 @@ int turn__json_write_i64(turn_buf *out, int64_t v) {
   int rv = turn_buf_append(out, "-", 1);
   if (rv != TURN_OK) return rv;
   return turn__json_write_u64(out, (uint64_t)0 - (uint64_t)v);
-}
-
-size_t turn__format_double(double v, char out[32]) {
-  if (!isfinite(v)) return 0;
-  /* Shortest digits that read back as v: try 1..17 significant digits. */
-  char sci[40];
-  int prec;
-  for (prec = 1; prec <= 17; prec++) {
-    snprintf(sci, sizeof sci, "%.*e", prec - 1, v);
-    if (strtod(sci, NULL) == v) break;
-  }
-  /* sci is "[-]d[.ddd]e[+-]XX": split into sign, digits and decimal exponent. */
-  const char *p = sci;
-  bool negative = *p == '-';
-  if (negative) p++;
-  char digits[20];
-  size_t nd = 0;
-  for (; *p != 'e'; p++)
-    if (*p != '.') digits[nd++] = *p;
-  while (nd > 1 && digits[nd - 1] == '0')
-    nd--;
-  int exp10 = (int)strtol(p + 1, NULL, 10);
-
-  size_t n = 0;
-  if (negative) out[n++] = '-';
-  if (exp10 >= -4 && exp10 < 16) {
-    if (exp10 < 0) {
-      out[n++] = '0';
-      out[n++] = '.';
-      for (int z = -1; z > exp10; z--)
-        out[n++] = '0';
-      memcpy(out + n, digits, nd);
-      n += nd;
-    } else {
-      size_t int_digits = (size_t)exp10 + 1;
-      for (size_t k = 0; k < int_digits; k++)
-        out[n++] = k < nd ? digits[k] : '0';
-      out[n++] = '.';
-      if (nd > int_digits) {
-        memcpy(out + n, digits + int_digits, nd - int_digits);
-        n += nd - int_digits;
-      } else {
-        out[n++] = '0';
-      }
-    }
-  } else {
-    out[n++] = digits[0];
-    if (nd > 1) {
-      out[n++] = '.';
-      memcpy(out + n, digits + 1, nd - 1);
-      n += nd - 1;
-    }
-    n += (size_t)snprintf(out + n, 32 - n, "e%c%02d", exp10 < 0 ? '-' : '+',
-                          exp10 < 0 ? -exp10 : exp10);
-  }
-  out[n] = '\0';
-  return n;
 }
 
 int turn__json_write_double(turn_buf *out, double v) {

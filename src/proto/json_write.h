@@ -15,7 +15,5 @@ int turn__json_write_i64(turn_buf *out, int64_t v);
  * numbers, exponent outside 1e-4 <= |v| < 1e16), so that lines made by the
  * protocol's Python half round-trip byte for byte. TURN_E_INVALID if not finite. */
 int turn__json_write_double(turn_buf *out, double v);
-/* Formats v as turn__json_write_double does into out[32]; returns the length or 0. */
-size_t turn__format_double(double v, char out[32]);
 
 #endif

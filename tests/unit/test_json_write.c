@@ -12,6 +12,7 @@
 
 #include "json_scan.h"
 #include "json_write.h"
+#include "number.h"
 #include "support.h"
 
 #include <float.h>
