@@ -30,11 +30,9 @@ static int block_from_members(const turn__members *m, const turn__scan *s, turn_
 int turn_block_parse(turn_block *b, turn_arena *arena, const char *json, size_t len,
                      turn_error *err) {
   turn__members m;
-  int rv = turn__read_object_text(json, len, arena, &m, err);
-  if (rv != TURN_OK) return rv;
   turn__scan s;
-  turn__scan_init(&s, json, len, arena);
-  s.p = s.end;
+  int rv = turn__read_object_text(&s, json, len, arena, &m, err);
+  if (rv != TURN_OK) return rv;
   return block_from_members(&m, &s, b, err);
 }
 
@@ -91,10 +89,8 @@ int turn_history_parse(const char *doc, size_t len, turn_arena *arena, turn_bloc
   turn__scan_init(&s, doc, len, arena);
   bool has_session = false, has_blocks = false;
   turn__scan_ws(&s);
-  if (s.p < s.end && *s.p != '{') {
-    int valid = turn__json_validate(doc, len, arena);
-    return turn__set_error(err, valid == TURN_OK ? TURN_E_NOT_OBJECT : valid, NULL, 0);
-  }
+  if (s.p < s.end && *s.p != '{')
+    return turn__set_error(err, turn__scan_not_object(&s), NULL, s.err_off);
   int rv = turn__scan_object_begin(&s);
   if (rv < 0) return turn__set_error(err, rv, NULL, s.err_off);
   while (rv > 0) {

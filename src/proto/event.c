@@ -8,12 +8,10 @@
 int turn_event_parse(turn_event *ev, turn_arena *arena, const char *line, size_t len,
                      turn_error *err) {
   turn__members m;
-  int rv = turn__read_object_text(line, len, arena, &m, err);
+  turn__scan s;
+  int rv = turn__read_object_text(&s, line, len, arena, &m, err);
   if (rv != TURN_OK) return rv;
 
-  turn__scan s; /* only its bounds are used: offsets of field errors */
-  turn__scan_init(&s, line, len, arena);
-  s.p = s.end;
   const turn__jval *v = &m.v[TURN__K_V];
   const size_t end_off = len;
   if (!(m.present & (1u << TURN__K_V)))
@@ -37,16 +35,14 @@ int turn_event_parse(turn_event *ev, turn_arena *arena, const char *line, size_t
     return turn__set_error(err, TURN_E_MISSING, "seq", end_off);
   if (seq->kind != TURN__J_NUMBER || !seq->is_int)
     return turn__set_error(err, TURN_E_FIELD, "seq", (size_t)(seq->raw.p - line));
-  if (seq->raw.p[0] == '-')
+  int64_t seq_value = turn__jval_int(seq);
+  if (seq_value < 0)
     return turn__set_error(err, TURN_E_VALUE, "seq", (size_t)(seq->raw.p - line));
-  uint64_t seq_value = 0;
-  for (size_t i = 0; i < seq->raw.len; i++)
-    seq_value = seq_value * 10 + (uint64_t)(seq->raw.p[i] - '0');
 
   turn_event out;
   memset(&out, 0, sizeof out);
   out.type = (turn_event_type)t;
-  out.seq = seq_value;
+  out.seq = (uint64_t)seq_value;
   rv = turn__apply_schema(&turn__event_schemas[t], &m, &out, &s, arena, err);
   if (rv != TURN_OK) return rv;
   *ev = out;
@@ -54,7 +50,8 @@ int turn_event_parse(turn_event *ev, turn_arena *arena, const char *line, size_t
 }
 
 int turn_event_encode(const turn_event *ev, turn_buf *out) {
-  if ((unsigned)ev->type >= TURN_EV__COUNT) return TURN_E_INVALID;
+  /* JSON readers (jansson, and so our parser) stop at INT64_MAX. */
+  if ((unsigned)ev->type >= TURN_EV__COUNT || ev->seq > INT64_MAX) return TURN_E_INVALID;
   size_t saved = out->len;
   const char *type = turn_event_type_name(ev->type);
   int rv = turn_buf_append(out, "{\"v\":1,\"seq\":", 13);

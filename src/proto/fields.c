@@ -78,20 +78,18 @@ int turn__read_members(turn__scan *s, turn__members *m) {
   }
 }
 
-int turn__read_object_text(const char *text, size_t len, turn_arena *arena,
+int turn__read_object_text(turn__scan *s, const char *text, size_t len, turn_arena *arena,
                            turn__members *m, turn_error *err) {
-  turn__scan s;
-  turn__scan_init(&s, text, len, arena);
-  turn__scan_ws(&s);
-  if (s.p < s.end && *s.p != '{') {
-    /* Tell valid JSON that is not an object apart from text that is not JSON. */
-    int rv = turn__json_validate(text, len, arena);
-    if (rv == TURN_OK) return turn__set_error(err, TURN_E_NOT_OBJECT, NULL, 0);
-    return turn__set_error(err, rv, NULL, 0);
+  turn__scan_init(s, text, len, arena);
+  turn__scan_ws(s);
+  int rv;
+  if (s->p < s->end && *s->p != '{') {
+    rv = turn__scan_not_object(s);
+  } else {
+    rv = turn__read_members(s, m);
+    if (rv == TURN_OK) rv = turn__scan_finish(s);
   }
-  int rv = turn__read_members(&s, m);
-  if (rv == TURN_OK) rv = turn__scan_finish(&s);
-  if (rv != TURN_OK) return turn__set_error(err, rv, NULL, s.err_off);
+  if (rv != TURN_OK) return turn__set_error(err, rv, NULL, s->err_off);
   return TURN_OK;
 }
 
@@ -115,19 +113,6 @@ static int field_fail(struct ctx *c, int code, int key) {
 /* The value of key, or NULL when absent. */
 static const turn__jval *get(struct ctx *c, int key) {
   return (c->m->present >> key) & 1 ? &c->m->v[key] : NULL;
-}
-
-static bool read_int(const turn__jval *v, int64_t *out) {
-  /* The scanner bounded integers to long long; only the sign needs care. */
-  const char *p = v->raw.p;
-  const char *end = p + v->raw.len;
-  bool negative = *p == '-';
-  if (negative) p++;
-  uint64_t u = 0;
-  for (; p < end; p++)
-    u = u * 10 + (uint64_t)(*p - '0');
-  *out = negative ? (int64_t)(0 - u) : (int64_t)u;
-  return true;
 }
 
 /* An enumeration given as a string; from_name returns -1 for unknown names. */
@@ -163,11 +148,18 @@ static int read_input(struct ctx *c, bool unknown_allowed, turn_input *in) {
     /* Valid here, but too deep for the history document that will carry it. */
     if (input->nest + TURN__INPUT_DEPTH > TURN__JSON_MAX_DEPTH)
       return field_fail(c, TURN_E_VALUE, TURN__K_INPUT);
-    char *copy = turn_arena_alloc(c->arena, input->raw.len);
-    if (copy == NULL) return TURN_E_NOMEM;
-    memcpy(copy, input->raw.p, input->raw.len);
-    r.json.p = copy;
-    r.json.len = input->raw.len;
+    if (memchr(input->raw.p, '\n', input->raw.len) == NULL &&
+        memchr(input->raw.p, '\r', input->raw.len) == NULL) {
+      char *copy = turn_arena_alloc(c->arena, input->raw.len);
+      if (copy == NULL) return TURN_E_NOMEM;
+      memcpy(copy, input->raw.p, input->raw.len);
+      r.json.p = copy;
+      r.json.len = input->raw.len;
+    } else if (turn__json_compact(input->raw.p, input->raw.len, c->arena, &r.json) !=
+               TURN_OK) {
+      /* Line breaks (whitespace, in valid JSON) would split an encoded line. */
+      return TURN_E_NOMEM;
+    }
   } else {
     if (input->kind != TURN__J_NULL) return field_fail(c, TURN_E_FIELD, TURN__K_INPUT);
     const turn__jval *preview = get(c, TURN__K_PREVIEW);
@@ -219,8 +211,7 @@ static int read_field(struct ctx *c, const turn__field *f, void *obj) {
     }
     if (v->kind != TURN__J_NUMBER || !v->is_int)
       return field_fail(c, TURN_E_FIELD, f->key);
-    int64_t tier;
-    read_int(v, &tier);
+    int64_t tier = turn__jval_int(v);
     if (tier < 0 || tier > 2) return field_fail(c, TURN_E_VALUE, f->key);
     *AT(obj, f->off, int) = (int)tier;
     return TURN_OK;
@@ -274,8 +265,7 @@ static int read_field(struct ctx *c, const turn__field *f, void *obj) {
     }
     if (v->kind != TURN__J_NUMBER || !v->is_int)
       return field_fail(c, TURN_E_FIELD, f->key);
-    int64_t ms;
-    read_int(v, &ms);
+    int64_t ms = turn__jval_int(v);
     if (ms < 0) return field_fail(c, TURN_E_VALUE, f->key);
     *AT(obj, f->flag_off, bool) = true;
     *AT(obj, f->off, int64_t) = ms;
@@ -343,7 +333,11 @@ static int write_input(turn_buf *out, const turn_input *in, bool unknown_allowed
     } else {
       /* The input is raw JSON from the producer: check it is one object so the
        * line stays valid JSON whatever we were handed. */
+      /* A line break in valid JSON can only be whitespace, and would split the
+       * line: the input must come compact (as turn_input_from_json makes it). */
       if (in->json.len == 0 || in->json.p[0] != '{' ||
+          memchr(in->json.p, '\n', in->json.len) != NULL ||
+          memchr(in->json.p, '\r', in->json.len) != NULL ||
           turn__json_validate_at(in->json.p, in->json.len, TURN__INPUT_DEPTH) != TURN_OK)
         return TURN_E_INVALID;
       rv = turn_buf_append(out, in->json.p, in->json.len);

@@ -85,9 +85,10 @@ typedef struct turn__members {
  * arena) and skipping the rest. Duplicate keys: the last one wins, as in jansson. */
 int turn__read_members(turn__scan *s, turn__members *m);
 
-/* Reads one line or block that must be exactly one JSON object into *m. Returns
+/* Reads one line or block that must be exactly one JSON object into *m, with *s
+ * left at its end (for the offsets of later field errors). Returns
  * TURN_E_NOT_OBJECT for valid JSON of another kind. */
-int turn__read_object_text(const char *text, size_t len, turn_arena *arena,
+int turn__read_object_text(turn__scan *s, const char *text, size_t len, turn_arena *arena,
                            turn__members *m, turn_error *err);
 
 /* Fills the fields of a schema into obj (a turn_event or turn_block) from m.
@@ -97,6 +98,11 @@ int turn__apply_schema(const turn__schema *sc, const turn__members *m, void *obj
 
 /* Appends ",\"key\":value" for each field of the schema read from obj. */
 int turn__encode_schema(const turn__schema *sc, const void *obj, turn_buf *out);
+
+/* The compact form of valid JSON text[0..len) (no whitespace outside strings,
+ * strings escaped canonically, numbers as written), in the arena. It is never
+ * longer than the text. Returns TURN_OK or TURN_E_NOMEM. */
+int turn__json_compact(const char *text, size_t len, turn_arena *arena, turn_str *out);
 
 /* Reports a code at an offset into err (which may be NULL); returns code. */
 int turn__set_error(turn_error *err, int code, const char *field, size_t offset);

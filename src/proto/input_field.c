@@ -8,32 +8,44 @@
 
 #include <string.h>
 
-/* Writes the compact form of valid JSON text[0..len) into out. */
-static int compact(const char *text, size_t len, turn_arena *arena, turn_buf *out) {
+static bool is_ws(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+int turn__json_compact(const char *text, size_t len, turn_arena *arena, turn_str *out) {
+  char *w = turn_arena_alloc(arena, len + 1);
+  if (w == NULL) return TURN_E_NOMEM;
+  /* cap == alloc: the buffer can never be reallocated, which it must not be,
+   * living in the arena; the compact form fits since it is never longer. */
+  turn_buf b = {w, 0, len + 1, len + 1, NULL};
   turn__scan s;
   turn__scan_init(&s, text, len, arena);
   size_t i = 0;
   while (i < len) {
-    char c = text[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+    if (is_ws(text[i])) {
       i++;
       continue;
     }
-    if (c != '"') {
-      int rv = turn_buf_append(out, &c, 1);
-      if (rv != TURN_OK) return rv;
-      i++;
-      continue;
+    int rv;
+    if (text[i] != '"') {
+      size_t run = i;
+      while (run < len && text[run] != '"' && !is_ws(text[run]))
+        run++;
+      rv = turn_buf_append(&b, text + i, run - i);
+      i = run;
+    } else {
+      /* A string: decode it, then write it back in canonical escaping. */
+      s.p = text + i;
+      turn__jval v;
+      rv = turn__scan_value(&s, &v, true);
+      if (rv == TURN_OK) rv = turn__json_write_str(&b, v.str.p, v.str.len);
+      i = (size_t)(s.p - text);
     }
-    /* A string: decode it, then write it back in canonical escaping. */
-    s.p = text + i;
-    turn__jval v;
-    int rv = turn__scan_value(&s, &v, true);
     if (rv != TURN_OK) return rv;
-    rv = turn__json_write_str(out, v.str.p, v.str.len);
-    if (rv != TURN_OK) return rv;
-    i = (size_t)(s.p - text);
   }
+  w[b.len] = '\0';
+  out->p = w;
+  out->len = b.len;
   return TURN_OK;
 }
 
@@ -50,27 +62,16 @@ int turn_input_from_json(turn_input *out, turn_arena *arena, const char *json, s
   if (v.nest + TURN__INPUT_DEPTH > TURN__JSON_MAX_DEPTH)
     return turn__set_error(err, TURN_E_VALUE, "input", 0); /* too deep to carry */
 
-  turn_buf buf;
-  turn_buf_init(&buf, SIZE_MAX, arena->mem);
-  rv = compact(v.raw.p, v.raw.len, arena, &buf);
-  char *copy = NULL;
-  if (rv == TURN_OK) {
-    copy = turn_arena_alloc(arena, buf.len + 1);
-    if (copy == NULL) rv = TURN_E_NOMEM;
-  }
-  if (rv != TURN_OK) {
-    turn_buf_fini(&buf);
-    return turn__set_error(err, rv, NULL, 0);
-  }
-  memcpy(copy, buf.data, buf.len);
-  copy[buf.len] = '\0';
-  turn_input r = {{copy, buf.len}, {NULL, 0}, false};
-  if (buf.len > TURN_INPUT_LIMIT) {
+  turn_str compact;
+  rv = turn__json_compact(v.raw.p, v.raw.len, arena, &compact);
+  if (rv != TURN_OK) return turn__set_error(err, rv, NULL, 0);
+  turn_input r = {compact, {NULL, 0}, false};
+  if (compact.len > TURN_INPUT_LIMIT) {
     r.truncated = true;
     r.json = (turn_str){NULL, 0};
-    r.preview = (turn_str){copy, turn__utf8_prefix(copy, buf.len, TURN_INPUT_LIMIT)};
+    r.preview = (turn_str){compact.p,
+                           turn__utf8_prefix(compact.p, compact.len, TURN_INPUT_LIMIT)};
   }
-  turn_buf_fini(&buf);
   *out = r;
   return TURN_OK;
 }

@@ -16,7 +16,7 @@ static int fail(turn__scan *s, const char *at, int code) {
 void turn__scan_init(turn__scan *s, const char *data, size_t len, turn_arena *arena) {
   s->beg = data;
   s->p = data;
-  s->end = data + len;
+  s->end = len > 0 ? data + len : data; /* (NULL, 0) is an empty input, not NULL + 0 */
   s->arena = arena;
   s->err_off = 0;
   s->depth = 0;
@@ -518,13 +518,19 @@ int turn__scan_finish(turn__scan *s) {
   return TURN_OK;
 }
 
-int turn__json_validate(const char *data, size_t len, turn_arena *arena) {
-  turn__scan s;
+int turn__scan_not_object(turn__scan *s) {
+  const char *start = s->p;
   turn__jval v;
-  turn__scan_init(&s, data, len, arena);
-  int rv = turn__scan_value(&s, &v, false);
+  int rv = turn__scan_value(s, &v, false);
+  if (rv == TURN_OK) rv = turn__scan_finish(s);
   if (rv != TURN_OK) return rv;
-  return turn__scan_finish(&s);
+  s->err_off = (size_t)(start - s->beg);
+  return TURN_E_NOT_OBJECT;
+}
+
+int turn__json_validate(const char *data, size_t len, turn_arena *arena) {
+  (void)arena; /* validation decodes nothing */
+  return turn__json_validate_at(data, len, 0);
 }
 
 int turn__json_validate_at(const char *data, size_t len, int depth) {

@@ -52,6 +52,19 @@ static inline void turn__scan_ws(turn__scan *s) {
     s->p++;
 }
 
+/* The value of an integer v (kind NUMBER, is_int): the scanner bounded it to the
+ * range of int64_t, so this cannot overflow. "-0" is 0, as in jansson. */
+static inline int64_t turn__jval_int(const turn__jval *v) {
+  const char *p = v->raw.p;
+  const char *end = p + v->raw.len;
+  bool negative = *p == '-';
+  if (negative) p++;
+  uint64_t u = 0;
+  for (; p < end; p++)
+    u = u * 10 + (uint64_t)(*p - '0');
+  return negative ? (int64_t)(0 - u) : (int64_t)u;
+}
+
 /* Reads any value at s->p (after whitespace). decode: copy strings' text into
  * the arena (v->str); containers are validated and given as raw spans only. */
 int turn__scan_value(turn__scan *s, turn__jval *v, bool decode);
@@ -67,6 +80,11 @@ int turn__scan_array_begin(turn__scan *s);
 int turn__scan_element_end(turn__scan *s);
 /* After the top value: only whitespace may remain. */
 int turn__scan_finish(turn__scan *s);
+
+/* At s->p is something other than '{' where an object should start: returns
+ * TURN_E_NOT_OBJECT if the rest is one valid JSON value, else its JSON error, with
+ * s->err_off set either way. */
+int turn__scan_not_object(turn__scan *s);
 
 /* Whole-document check: s[0..len) is one JSON value of any kind. For tests and
  * for the differential fuzz target against jansson. */

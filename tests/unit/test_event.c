@@ -1520,6 +1520,75 @@ static void test_event_parse_allocation_failure(void **state) {
   assert_true(succeeded);
 }
 
+/* Review finding: an input holding a line break was copied into the line and
+ * split it. The encoder refuses it; the parser compacts one that arrives with a
+ * '\r' inside (valid JSON whitespace), so what it read can be written again. */
+static void test_event_input_line_breaks_never_reach_a_line(void **state) {
+  (void)state;
+  turn_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = TURN_EV_TOOL_INPUT;
+  ev.seq = 2;
+  ev.tool_input.id = TURN_STR("u1");
+  ev.tool_input.tool = TURN_STR("clock");
+  ev.tool_input.input.json = TURN_STR("{\"a\":\n1}");
+  turn_buf out;
+  turn_buf_init(&out, 1024, NULL);
+  assert_int_equal(turn_event_encode(&ev, &out), TURN_E_INVALID);
+  assert_int_equal(out.len, 0);
+
+  static const char line[] =
+      "{\"v\":1,\"seq\":2,\"type\":\"tool_input\",\"id\":\"u1\","
+      "\"tool\":\"clock\",\"input\":{\"a\":\r1, \"b\" :\"x\\u0041\"},"
+      "\"truncated\":false}";
+  turn_event parsed;
+  turn_error err;
+  assert_int_equal(parse(line, &parsed, &err), TURN_OK);
+  static const char compact[] = "{\"a\":1,\"b\":\"xA\"}";
+  assert_int_equal(parsed.tool_input.input.json.len, sizeof compact - 1);
+  assert_memory_equal(parsed.tool_input.input.json.p, compact, sizeof compact - 1);
+  assert_int_equal(turn_event_encode(&parsed, &out), TURN_OK);
+  assert_null(memchr(out.data, '\r', out.len));
+  turn_buf_fini(&out);
+}
+
+/* Review finding: seq is a uint64_t but JSON readers stop at INT64_MAX, so the
+ * encoder refuses what no reader could read back; "-0" reads as 0, as in jansson. */
+static void test_event_seq_range(void **state) {
+  (void)state;
+  turn_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = TURN_EV_END;
+  ev.seq = (uint64_t)INT64_MAX + 1;
+  turn_buf out;
+  turn_buf_init(&out, 1024, NULL);
+  assert_int_equal(turn_event_encode(&ev, &out), TURN_E_INVALID);
+  ev.seq = INT64_MAX;
+  assert_int_equal(turn_event_encode(&ev, &out), TURN_OK);
+  turn_event back;
+  turn_error err;
+  assert_int_equal(parse_in(&arena, out.data, out.len, &back, &err), TURN_OK);
+  assert_true(back.seq == (uint64_t)INT64_MAX);
+  turn_buf_fini(&out);
+  assert_int_equal(parse("{\"v\":1,\"seq\":-0,\"type\":\"end\",\"stop_reason\":\"busy\"}",
+                         &back, &err),
+                   TURN_OK);
+  assert_true(back.seq == 0);
+}
+
+/* Review finding: (NULL, 0) made the scanner compute NULL + 0 (UBSan); and the
+ * offset of a JSON error in text that does not start with '{' was always 0. */
+static void test_event_empty_and_non_object_offsets(void **state) {
+  (void)state;
+  turn_event ev;
+  turn_error err;
+  assert_int_equal(parse_in(&arena, NULL, 0, &ev, &err), TURN_E_JSON);
+  assert_int_equal(parse("[1,2,,]", &ev, &err), TURN_E_JSON);
+  assert_int_equal(err.offset, 5);
+  assert_int_equal(parse("  [1,2]", &ev, &err), TURN_E_NOT_OBJECT);
+  assert_int_equal(err.offset, 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_event_spec_example_round_trips),
@@ -1547,6 +1616,9 @@ int main(void) {
       cmocka_unit_test(test_event_encode_cap_too_small_is_toobig),
       cmocka_unit_test(test_event_parse_of_encode_is_identity),
       cmocka_unit_test(test_event_parse_allocation_failure),
+      cmocka_unit_test(test_event_input_line_breaks_never_reach_a_line),
+      cmocka_unit_test(test_event_seq_range),
+      cmocka_unit_test(test_event_empty_and_non_object_offsets),
   };
   return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
