@@ -350,12 +350,19 @@ TURN_EXTERN turn_order *turn_order_new(const turn_mem *mem); /* NULL: out of mem
 TURN_EXTERN void turn_order_free(turn_order *o);
 /* Checks the next event (borrows ev; copies what it keeps). Returns TURN_OK or an
  * order code with *err filled (err may be NULL). A refused event changes nothing
- * but the seq count: inside a turn every event uses up its seq, and after a gap
- * (TURN_E_SEQ, the event otherwise applied) counting goes on from the event's seq,
- * so one bad line gives one report. TURN_E_NOMEM is fatal. */
+ * but the seq count: inside a turn every event uses up its seq. Three codes mean
+ * "reported, and applied", so that one bad line gives one report:
+ *   TURN_E_SEQ        a gap; counting goes on from the event's seq;
+ *   TURN_E_UNFINISHED an end with calls still open (not cut short): the turn ends;
+ *   TURN_E_ORDER      on a turn event inside a turn: the old turn is abandoned and
+ *                     the new one starts (any other TURN_E_ORDER is a refusal).
+ * TURN_E_INVALID: an enumeration, tier or status out of range (an event built in
+ * C); it changes nothing, not even the seq count. TURN_E_NOMEM is fatal. */
 TURN_EXTERN int turn_order_step(turn_order *o, const turn_event *ev, turn_error *err);
-/* A line of the stream was lost or did not parse: its seq is unknown, so the next
- * event's seq is taken as the count instead of being reported as a gap. */
+/* A line of the stream was lost or did not parse: the next event's seq is taken
+ * as the count instead of being reported as a gap, and if the lost line may have
+ * been a turn or end event, what follows is checked as the rest of that turn or
+ * the start of the next, without a second report. */
 TURN_EXTERN void turn_order_resync(turn_order *o);
 /* The stream ended: TURN_E_INCOMPLETE when a turn began and has not ended. */
 TURN_EXTERN int turn_order_finish(turn_order *o, turn_error *err);

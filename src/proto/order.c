@@ -4,20 +4,25 @@
  * Turn:   IDLE --turn--> OPEN --end--> IDLE        (a log: the next turn may follow)
  *                         |
  *                         +--error--> ERRORED --end--> IDLE
- *   IDLE    -> OPEN    [turn_order_step: turn event]
+ *   IDLE    -> OPEN    [turn_order_step: turn event; or any event right after a
+ *                       lost line, which may have been the turn event]
  *   OPEN    -> ERRORED [turn_order_step: error event]
- *   OPEN    -> IDLE    [turn_order_step: end event, open calls allowed only when
- *                       the turn stopped abnormally]
+ *   OPEN    -> IDLE    [turn_order_step: end event; with calls still open it is
+ *                       reported unless the turn was cut short, and applied]
  *   ERRORED -> IDLE    [turn_order_step: end event]
+ *   OPEN, ERRORED -> IDLE -> OPEN [turn_order_step: a turn event inside a turn:
+ *                       reported, the old turn abandoned, the new one started]
  *   In OPEN and ERRORED, next_seq is the seq the next event must carry.
  *
- * Call:   USED -> INPUT -> [AWAIT_DECISION -> DECIDED] -> PROGRESS* -> DONE
+ * Call:   USED -> INPUT -> [AWAIT_DECISION -> DECIDED | DENIED] -> PROGRESS* -> DONE
  *   NONE           -> USED           [tool_use]
  *   USED           -> INPUT          [tool_input]
  *   INPUT          -> AWAIT_DECISION [approval, tier 2 calls only]
- *   AWAIT_DECISION -> DECIDED        [approval_decided]
+ *   AWAIT_DECISION -> DECIDED        [approval_decided "approved"]
+ *   AWAIT_DECISION -> DENIED         [approval_decided "rejected" or "timeout":
+ *                                     the tool never runs, only its result follows]
  *   INPUT, DECIDED, PROGRESS -> PROGRESS [tool_progress]
- *   INPUT, DECIDED, PROGRESS -> DONE     [tool_result]
+ *   INPUT, DECIDED, DENIED, PROGRESS -> DONE [tool_result]
  *   INPUT, DECIDED, PROGRESS -> same     [widget, render_ui calls only, once]
  *   guard events belong to the turn, not to a call: they may come anywhere in an
  *   open turn, in particular between approval and approval_decided (a step-up). */
@@ -35,12 +40,13 @@ enum call_state {
   CALL_INPUT,
   CALL_AWAIT_DECISION,
   CALL_DECIDED,
+  CALL_DENIED,
   CALL_PROGRESS,
   CALL_DONE,
   CALL__COUNT
 };
 
-/* Turn moves: 0 means refused (TURN_IDLE is never a target except through end). */
+/* Turn moves: 0 means refused. */
 enum { T_NO, T_OPEN, T_ERRORED, T_IDLE, T_STAY };
 static const unsigned char turn_next[3][TURN_EV__COUNT] = {
     [TURN_IDLE] = {[TURN_EV_TURN] = T_OPEN},
@@ -71,10 +77,12 @@ static const unsigned char call_next[CALL__COUNT][TURN_EV__COUNT] = {
                     [TURN_EV_TOOL_PROGRESS] = CALL_PROGRESS,
                     [TURN_EV_TOOL_RESULT] = CALL_DONE,
                     [TURN_EV_WIDGET] = CALL_INPUT},
+    /* DECIDED here; step_call picks DENIED for a decision other than approved. */
     [CALL_AWAIT_DECISION] = {[TURN_EV_APPROVAL_DECIDED] = CALL_DECIDED},
     [CALL_DECIDED] = {[TURN_EV_TOOL_PROGRESS] = CALL_PROGRESS,
                       [TURN_EV_TOOL_RESULT] = CALL_DONE,
                       [TURN_EV_WIDGET] = CALL_DECIDED},
+    [CALL_DENIED] = {[TURN_EV_TOOL_RESULT] = CALL_DONE},
     [CALL_PROGRESS] = {[TURN_EV_TOOL_PROGRESS] = CALL_PROGRESS,
                        [TURN_EV_TOOL_RESULT] = CALL_DONE,
                        [TURN_EV_WIDGET] = CALL_PROGRESS},
@@ -84,9 +92,21 @@ struct call {
   turn_str id, tool; /* copies in the checker's arena */
   int tier;          /* from tool_use */
   enum call_state state;
+  size_t queue;      /* index of its tool's entry in tools */
+  long next_waiting; /* next tier-2 call of the tool that reached INPUT, or -1 */
   bool has_widget;   /* a widget was shown for this render_ui call */
   bool has_decision; /* approval_decided seen */
   turn_decision decision;
+};
+
+/* Per tool name: the tier-2 calls whose input completed, oldest first, for the
+ * approvals to come (approval events name a tool, not a call). Calls leave the
+ * queue lazily: one that is no longer in INPUT is dropped when it reaches the
+ * head, so every call is queued and dropped once. */
+struct tool_queue {
+  long head, tail;      /* indexes in calls, or -1 */
+  size_t lower_waiting; /* calls of a lower tier in INPUT: an approval for them is
+                           a mismatch, not an order error */
 };
 
 struct turn_order {
@@ -96,10 +116,12 @@ struct turn_order {
   bool resync;        /* a line was lost: take the next event's seq as given */
   struct call *calls; /* calls of the open turn, in tool_use order */
   size_t n_calls, cap_calls;
+  struct tool_queue *tools; /* one per tool name used in the open turn */
+  size_t n_tools, cap_tools;
   size_t open_calls;       /* calls not DONE */
-  size_t open_approvals;   /* approvals not decided */
   turn__strmap by_id;      /* tool_use id -> index in calls */
   turn__strmap by_request; /* approval request -> index in calls */
+  turn__strmap by_tool;    /* tool name -> index in tools */
   turn_arena arena;        /* ids and tool names of the open turn */
 };
 
@@ -108,16 +130,28 @@ static void set_turn_state(turn_order *o, enum turn_state next) {
 }
 
 static void set_call_state(turn_order *o, struct call *c, enum call_state next) {
+  struct tool_queue *q = &o->tools[c->queue];
   if (c->state != CALL_DONE && next == CALL_DONE) o->open_calls--;
-  if (c->state == CALL_AWAIT_DECISION && next != CALL_AWAIT_DECISION) o->open_approvals--;
-  if (next == CALL_AWAIT_DECISION && c->state != CALL_AWAIT_DECISION) o->open_approvals++;
+  if (c->state == CALL_INPUT && next != CALL_INPUT && c->tier != 2) q->lower_waiting--;
+  if (c->state != CALL_INPUT && next == CALL_INPUT) {
+    if (c->tier != 2) {
+      q->lower_waiting++;
+    } else {
+      long i = (long)(c - o->calls);
+      if (q->tail >= 0)
+        o->calls[q->tail].next_waiting = i;
+      else
+        q->head = i;
+      q->tail = i;
+    }
+  }
   c->state = next;
 }
 
 static inline bool check_invariants(const turn_order *o) {
-  if (o->open_calls > o->n_calls || o->open_approvals > o->open_calls) return false;
-  if (o->state == TURN_IDLE && o->n_calls != 0) return false;
-  return o->by_id.n == o->n_calls;
+  if (o->open_calls > o->n_calls || o->n_tools > o->n_calls) return false;
+  if (o->state == TURN_IDLE && (o->n_calls != 0 || o->n_tools != 0)) return false;
+  return o->by_id.n == o->n_calls && o->by_tool.n == o->n_tools;
 }
 
 turn_order *turn_order_new(const turn_mem *mem) {
@@ -128,6 +162,7 @@ turn_order *turn_order_new(const turn_mem *mem) {
   o->state = TURN_IDLE;
   turn__strmap_init(&o->by_id, &o->mem);
   turn__strmap_init(&o->by_request, &o->mem);
+  turn__strmap_init(&o->by_tool, &o->mem);
   turn_arena_init(&o->arena, &o->mem);
   return o;
 }
@@ -135,8 +170,10 @@ turn_order *turn_order_new(const turn_mem *mem) {
 void turn_order_free(turn_order *o) {
   if (o == NULL) return;
   turn__free(&o->mem, o->calls);
+  turn__free(&o->mem, o->tools);
   turn__strmap_fini(&o->by_id);
   turn__strmap_fini(&o->by_request);
+  turn__strmap_fini(&o->by_tool);
   turn_arena_fini(&o->arena);
   turn_mem mem = o->mem;
   turn__free(&mem, o);
@@ -149,10 +186,11 @@ bool turn_order_in_turn(const turn_order *o) {
 /* Forget the calls of the turn that just ended. */
 static void clear_turn(turn_order *o) {
   o->n_calls = 0;
+  o->n_tools = 0;
   o->open_calls = 0;
-  o->open_approvals = 0;
   turn__strmap_clear(&o->by_id);
   turn__strmap_clear(&o->by_request);
+  turn__strmap_clear(&o->by_tool);
   turn_arena_reset(&o->arena);
 }
 
@@ -176,46 +214,72 @@ static int copy_str(turn_order *o, turn_str s, turn_str *out) {
   return TURN_OK;
 }
 
+static int grow(turn_order *o, void **items, size_t *cap, size_t n, size_t size) {
+  if (n < *cap) return TURN_OK;
+  size_t grown = *cap == 0 ? 8 : *cap * 2;
+  void *p = turn__realloc(&o->mem, *items, grown * size);
+  if (p == NULL) return TURN_E_NOMEM;
+  *items = p;
+  *cap = grown;
+  return TURN_OK;
+}
+
+/* The queue of a tool name, made on its first call. */
+static int tool_queue_of(turn_order *o, turn_str tool, size_t *out) {
+  long i = turn__strmap_get(&o->by_tool, tool);
+  if (i >= 0) {
+    *out = (size_t)i;
+    return TURN_OK;
+  }
+  turn_str name;
+  if (grow(o, (void **)&o->tools, &o->cap_tools, o->n_tools, sizeof *o->tools) !=
+          TURN_OK ||
+      copy_str(o, tool, &name) != TURN_OK ||
+      turn__strmap_put(&o->by_tool, name, (long)o->n_tools) != TURN_OK)
+    return TURN_E_NOMEM;
+  o->tools[o->n_tools] = (struct tool_queue){-1, -1, 0};
+  *out = o->n_tools++;
+  return TURN_OK;
+}
+
 static int add_call(turn_order *o, const turn_event *ev, turn_error *err) {
   if (turn__strmap_get(&o->by_id, ev->tool_use.id) >= 0)
     return fail(err, TURN_E_DUPLICATE_ID, "id");
-  if (o->n_calls == o->cap_calls) {
-    size_t cap = o->cap_calls == 0 ? 8 : o->cap_calls * 2;
-    struct call *calls = turn__realloc(&o->mem, o->calls, cap * sizeof *calls);
-    if (calls == NULL) return fail(err, TURN_E_NOMEM, NULL);
-    o->calls = calls;
-    o->cap_calls = cap;
-  }
   struct call c;
   memset(&c, 0, sizeof c);
-  if (copy_str(o, ev->tool_use.id, &c.id) != TURN_OK ||
+  if (grow(o, (void **)&o->calls, &o->cap_calls, o->n_calls, sizeof *o->calls) !=
+          TURN_OK ||
+      tool_queue_of(o, ev->tool_use.tool, &c.queue) != TURN_OK ||
+      copy_str(o, ev->tool_use.id, &c.id) != TURN_OK ||
       copy_str(o, ev->tool_use.tool, &c.tool) != TURN_OK ||
       turn__strmap_put(&o->by_id, c.id, (long)o->n_calls) != TURN_OK)
     return fail(err, TURN_E_NOMEM, NULL);
   c.tier = ev->tool_use.tier;
   c.state = CALL_NONE;
+  c.next_waiting = -1;
   o->calls[o->n_calls++] = c;
   o->open_calls++;
   set_call_state(o, &o->calls[o->n_calls - 1], CALL_USED);
   return TURN_OK;
 }
 
-/* The oldest tier-2 call of this tool whose input is complete and that has no
- * approval yet: approval events name the tool and a request, not the call. When
- * there is none, *code says why: a lower-tier call of that tool was waiting
- * (E_MISMATCH), calls of that tool exist but none is waiting (E_ORDER), or the
- * tool was never used (E_UNKNOWN_ID). */
+/* The tier-2 call of this tool whose input completed first and that has no
+ * approval yet. When there is none, *code says why: a lower-tier call of that
+ * tool is waiting (E_MISMATCH), calls of that tool exist but none is waiting
+ * (E_ORDER), or the tool was never used (E_UNKNOWN_ID). */
 static struct call *call_for_approval(turn_order *o, const turn_event *ev, int *code) {
-  *code = TURN_E_UNKNOWN_ID;
-  for (size_t i = 0; i < o->n_calls; i++) {
-    struct call *c = &o->calls[i];
-    if (!turn_str_eq(c->tool, ev->approval.tool)) continue;
-    if (c->state == CALL_INPUT && c->tier == 2) return c;
-    if (c->state == CALL_INPUT)
-      *code = TURN_E_MISMATCH;
-    else if (*code == TURN_E_UNKNOWN_ID)
-      *code = TURN_E_ORDER;
+  long t = turn__strmap_get(&o->by_tool, ev->approval.tool);
+  if (t < 0) {
+    *code = TURN_E_UNKNOWN_ID;
+    return NULL;
   }
+  struct tool_queue *q = &o->tools[t];
+  while (q->head >= 0 && o->calls[q->head].state != CALL_INPUT) {
+    q->head = o->calls[q->head].next_waiting; /* left INPUT: it never comes back */
+    if (q->head < 0) q->tail = -1;
+  }
+  if (q->head >= 0) return &o->calls[q->head];
+  *code = q->lower_waiting > 0 ? TURN_E_MISMATCH : TURN_E_ORDER;
   return NULL;
 }
 
@@ -224,6 +288,17 @@ static const turn_approval approval_of_decision[TURN_DECISION__COUNT] = {
     [TURN_DECISION_REJECTED] = TURN_APPROVAL_REJECTED,
     [TURN_DECISION_TIMEOUT] = TURN_APPROVAL_TIMEOUT,
 };
+
+/* The approval a result may name: the decision when the owner gave one; else
+ * null, or for a tier-2 call (or one of unknown tier) exempt or locked, which
+ * involve no approval event. Nothing is approved, rejected or timed out without
+ * one: nothing approves on its own. */
+static bool result_approval_fits(const struct call *c, turn_approval a) {
+  if (c->has_decision) return a == approval_of_decision[c->decision];
+  if (a == TURN_APPROVAL_NULL) return true;
+  if (a != TURN_APPROVAL_EXEMPT && a != TURN_APPROVAL_LOCKED) return false;
+  return c->tier == 2 || c->tier == TURN_TIER_NULL;
+}
 
 /* The id and tool an event of an existing call names. */
 static void call_ref(const turn_event *ev, turn_str *id, turn_str *tool) {
@@ -276,7 +351,8 @@ static int step_call(turn_order *o, const turn_event *ev, turn_error *err) {
       return fail(err, TURN_E_ORDER, "request");
     c->has_decision = true;
     c->decision = ev->approval_decided.decision;
-    set_call_state(o, c, CALL_DECIDED);
+    set_call_state(o, c,
+                   c->decision == TURN_DECISION_APPROVED ? CALL_DECIDED : CALL_DENIED);
     return TURN_OK;
   }
   case TURN_EV_TOOL_INPUT:
@@ -295,13 +371,9 @@ static int step_call(turn_order *o, const turn_event *ev, turn_error *err) {
       if (c->has_widget) return fail(err, TURN_E_ORDER, "id");
       c->has_widget = true;
     }
-    if (ev->type == TURN_EV_TOOL_RESULT) {
-      turn_approval a = ev->tool_result.approval;
-      if (c->has_decision && a != approval_of_decision[c->decision])
-        return fail(err, TURN_E_MISMATCH, "approval");
-      if (c->tier != 2 && c->tier != TURN_TIER_NULL && a != TURN_APPROVAL_NULL)
-        return fail(err, TURN_E_MISMATCH, "approval");
-    }
+    if (ev->type == TURN_EV_TOOL_RESULT &&
+        !result_approval_fits(c, ev->tool_result.approval))
+      return fail(err, TURN_E_MISMATCH, "approval");
     set_call_state(o, c, next);
     return TURN_OK;
   }
@@ -316,29 +388,76 @@ static bool cut_short(turn_stop_reason r) {
          r == TURN_STOP_MAX_TOKENS;
 }
 
+static bool tier_ok(int tier) {
+  return tier == TURN_TIER_NULL || (tier >= 0 && tier <= 2);
+}
+
+/* The enumerations the rules read: an event built in C may hold any value. */
+static const char *value_out_of_range(const turn_event *ev) {
+  switch (ev->type) {
+  case TURN_EV_TOOL_USE:
+    return tier_ok(ev->tool_use.tier) ? NULL : "tier";
+  case TURN_EV_APPROVAL:
+    return tier_ok(ev->approval.tier) ? NULL : "tier";
+  case TURN_EV_APPROVAL_DECIDED:
+    return (unsigned)ev->approval_decided.decision < TURN_DECISION__COUNT ? NULL
+                                                                          : "decision";
+  case TURN_EV_TOOL_RESULT:
+    if (ev->tool_result.status == TURN_STATUS_NULL ||
+        (unsigned)ev->tool_result.status >= TURN_STATUS__COUNT)
+      return "status";
+    return (unsigned)ev->tool_result.approval < TURN_APPROVAL__COUNT ? NULL : "approval";
+  case TURN_EV_END:
+    return (unsigned)ev->end.stop_reason < TURN_STOP__COUNT ? NULL : "stop_reason";
+  default:
+    return NULL;
+  }
+}
+
 int turn_order_step(turn_order *o, const turn_event *ev, turn_error *err) {
   if ((unsigned)ev->type >= TURN_EV__COUNT) return fail(err, TURN_E_INVALID, "type");
+  const char *bad = value_out_of_range(ev);
+  if (bad != NULL) return fail(err, TURN_E_INVALID, bad);
+
+  /* After a lost line nothing is reported twice: the lost line may have been the
+   * turn event (so what follows is that turn's rest) or the end (so a new turn
+   * event simply starts the next turn). */
+  bool lost = o->resync;
+  o->resync = false;
+  if (lost && o->state == TURN_IDLE && ev->type != TURN_EV_TURN) {
+    set_turn_state(o, TURN_OPEN);
+    o->next_seq = ev->seq;
+  }
+  bool abandoned = ev->type == TURN_EV_TURN && o->state != TURN_IDLE;
+  if (abandoned) {
+    clear_turn(o);
+    set_turn_state(o, TURN_IDLE);
+  }
+
   unsigned char move = turn_next[o->state][ev->type];
   bool counts = o->state != TURN_IDLE || move == T_OPEN; /* inside a turn */
-  bool seq_wrong = counts && ev->seq != (o->state == TURN_IDLE ? 0 : o->next_seq) &&
-                   !(o->resync && o->state != TURN_IDLE);
-  if (counts) o->resync = false;
+  uint64_t expected = o->state == TURN_IDLE ? 0 : o->next_seq;
+  bool seq_wrong = counts && ev->seq != expected && !(lost && o->state != TURN_IDLE);
 
   int rv;
-  if (move == T_NO)
+  bool apply = true; /* whether the move happens despite rv */
+  if (move == T_NO) {
     rv = fail(err, TURN_E_ORDER, "type");
-  else if (ev->type == TURN_EV_END && ev->end.stop_reason < TURN_STOP__COUNT &&
-           !cut_short(ev->end.stop_reason) && o->open_calls > 0)
-    rv = fail(err, TURN_E_UNFINISHED, "stop_reason");
-  else
+    apply = false;
+  } else if (ev->type == TURN_EV_END && !cut_short(ev->end.stop_reason) &&
+             o->open_calls > 0) {
+    rv = fail(err, TURN_E_UNFINISHED, "stop_reason"); /* reported, and the turn ends */
+  } else {
     rv = step_call(o, ev, err);
-  if (rv == TURN_E_NOMEM) return rv;
+    if (rv == TURN_E_NOMEM) return rv;
+    apply = rv == TURN_OK;
+  }
 
   /* Every event inside a turn uses up its seq, refused or not, and a gap moves the
    * count to the event's seq: one lost or bad line gives one report, not one for
    * every line after it. */
   if (counts) o->next_seq = ev->seq + 1;
-  if (rv == TURN_OK) {
+  if (apply) {
     switch (move) {
     case T_OPEN:
       set_turn_state(o, TURN_OPEN);
@@ -355,9 +474,10 @@ int turn_order_step(turn_order *o, const turn_event *ev, turn_error *err) {
     }
   }
   assert(check_invariants(o));
-  /* E_SEQ means "applied despite the gap": a refused event reports its refusal. */
-  if (rv == TURN_OK && seq_wrong) return fail(err, TURN_E_SEQ, "seq");
-  return rv;
+  if (rv != TURN_OK) return rv;
+  if (abandoned && !lost) return fail(err, TURN_E_ORDER, "type"); /* applied */
+  if (seq_wrong) return fail(err, TURN_E_SEQ, "seq");             /* applied */
+  return TURN_OK;
 }
 
 void turn_order_resync(turn_order *o) {

@@ -813,6 +813,17 @@ static void make_streams(void) {
              L_END(5, "end_turn"));
   STREAM_BAD("end_turn with a call still open", E_UNFINISHED, 3, L_TURN,
              L_USE(1, "u1", "clock", 0), L_END(2, "end_turn"));
+  STREAM_BAD("progress after the owner rejected the call", E_ORDER, 6, L_TURN,
+             L_USE(1, "u1", "lamp_set", 2), L_INPUT(2, "u1", "lamp_set"),
+             L_APPROVAL(3, "a1", "lamp_set"), L_DECIDED(4, "a1", "rejected"),
+             L_PROGRESS(5, "u1", "lamp_set"),
+             L_RESULT(6, "u1", "lamp_set", "rejected", "\"rejected\""),
+             L_END(7, "end_turn"));
+  STREAM_BAD("approved without an approval", E_MISMATCH, 4, L_TURN,
+             L_USE(1, "u1", "lamp_set", 2), L_INPUT(2, "u1", "lamp_set"),
+             L_RESULT(3, "u1", "lamp_set", "ok", "\"approved\""), L_END(4, "cancelled"));
+  STREAM_BAD("a new turn before the end of the last", E_ORDER, 3, L_TURN, L_TEXT(1),
+             L_TURN, L_TEXT(1), L_END(2, "end_turn"));
   STREAM_BAD("a line that does not parse", E_FIELD, 2, L_TURN,
              "{\"v\":1,\"seq\":1,\"type\":\"text\",\"delta\":7}", L_END(2, "end_turn"));
 }
