@@ -29,14 +29,14 @@ extern "C" {
  * or below TURN_E_NOMEM are fatal: the object that returned one may only be freed. */
 #define TURN_ERRORS(X)                                                        \
   X(OK, 0, "ok")                                                              \
-  X(E_JSON, -10, "line is not valid JSON")                                    \
+  X(E_JSON, -10, "not valid JSON")                                            \
   X(E_VERSION, -11, "unsupported protocol version")                           \
   X(E_TYPE, -12, "unknown type")                                              \
   X(E_MISSING, -13, "required field is missing")                              \
   X(E_FIELD, -14, "field has the wrong JSON type")                            \
   X(E_VALUE, -15, "field value is outside its allowed set or range")          \
   X(E_UTF8, -16, "text is not valid UTF-8")                                   \
-  X(E_NOT_OBJECT, -17, "line is not a JSON object")                           \
+  X(E_NOT_OBJECT, -17, "not a JSON object")                                   \
   X(E_TOOBIG, -20, "longer than the limit")                                   \
   X(E_PARTIAL, -21, "input ended inside a line")                              \
   X(E_ORDER, -30, "event out of order")                                       \
@@ -322,14 +322,16 @@ typedef struct turn_reader turn_reader;
 
 #define TURN_READER_DEFAULT_MAX_LINE (1u << 20)
 
-/* Returns owned (free with turn_reader_free) or NULL when out of memory. A line
+/* Returns owned (free with turn_reader_free), or NULL when out of memory or when
+ * max_line is 0 or SIZE_MAX. A line
  * longer than max_line bytes (without its newline) is reported as TURN_E_TOOBIG as
  * soon as it passes the limit, and the rest of it is skipped without buffering. */
 TURN_EXTERN turn_reader *turn_reader_new(size_t max_line, const turn_mem *mem);
 TURN_EXTERN void turn_reader_free(turn_reader *r);
 /* Feeds any chunk (borrows data[0..len)): one byte or many lines. A line ends at
  * "\n"; a "\r" before it is dropped. Empty lines are skipped. Returns TURN_OK, the
- * callback's nonzero return, or TURN_E_NOMEM, which is sticky. */
+ * callback's nonzero return (the rest of the chunk is then dropped: a caller that
+ * stops a stream does not resume it), or TURN_E_NOMEM, which is sticky. */
 TURN_EXTERN int turn_reader_feed(turn_reader *r, const char *data, size_t len,
                                  turn_event_cb cb, void *ctx);
 /* End of input: a partial last line is reported as TURN_E_PARTIAL. */
@@ -364,7 +366,9 @@ TURN_EXTERN int turn_order_step(turn_order *o, const turn_event *ev, turn_error 
  * been a turn or end event, what follows is checked as the rest of that turn or
  * the start of the next, without a second report. */
 TURN_EXTERN void turn_order_resync(turn_order *o);
-/* The stream ended: TURN_E_INCOMPLETE when a turn began and has not ended. */
+/* The stream ended: TURN_E_INCOMPLETE when a turn began and has not ended, unless
+ * its last line was lost (turn_order_resync): that line may have been the end, and
+ * it was reported already. */
 TURN_EXTERN int turn_order_finish(turn_order *o, turn_error *err);
 /* True between a turn's turn event and its end. */
 TURN_EXTERN bool turn_order_in_turn(const turn_order *o);
@@ -421,7 +425,8 @@ typedef int (*turn_block_cb)(void *ctx, size_t index, const turn_block *b,
 
 /* Checks a history document {"session": {...}, "blocks": [...]} (borrows doc):
  * the document must be a JSON object with those two members, "blocks" only once;
- * each block goes to cb as it is read, so a problem with the document found later
+ * each block goes to cb as it is read (arena is reset after each, so the caller
+ * must not keep anything else in it), so a problem with the document found later
  * (bad JSON further on, no "session") comes after the callbacks of the blocks before it.
  * Returns TURN_OK, a code for the document itself (err says where), the callback's
  * nonzero return, or TURN_E_NOMEM. Memory is bounded by one block, not the document. */
@@ -429,7 +434,8 @@ TURN_EXTERN int turn_history_parse(const char *doc, size_t len, turn_arena *aren
                                    turn_block_cb cb, void *ctx, turn_error *err);
 
 /* True when s is an ISO 8601 date and time as the history's "at" uses it:
- * YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM|-HH:MM], with every part in range. */
+ * YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM|-HH:MM], with every part in range
+ * (year from 0001, seconds to 59, a fraction of 1 to 9 digits). */
 TURN_EXTERN bool turn_iso8601_valid(turn_str s);
 
 #ifdef __cplusplus

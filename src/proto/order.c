@@ -485,8 +485,10 @@ void turn_order_resync(turn_order *o) {
 }
 
 int turn_order_finish(turn_order *o, turn_error *err) {
+  bool lost = o->resync; /* the last line was lost: it may have been the end */
+  o->resync = false;
   if (o->state == TURN_IDLE) return TURN_OK;
   clear_turn(o);
   set_turn_state(o, TURN_IDLE);
-  return fail(err, TURN_E_INCOMPLETE, NULL);
+  return lost ? TURN_OK : fail(err, TURN_E_INCOMPLETE, NULL);
 }

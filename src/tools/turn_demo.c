@@ -38,13 +38,16 @@ int main(void) {
   printf("The spec's example turn, parsed, order-checked and encoded again:\n\n");
   for (size_t i = 0; i < sizeof example / sizeof example[0]; i++) {
     turn_event ev;
-    turn_error err;
+    turn_error err = {TURN_OK, NULL, 0, 0};
     char msg[256];
     turn_arena_reset(&arena);
     turn_buf_reset(&out);
     int rv = turn_event_parse(&ev, &arena, example[i], strlen(example[i]), &err);
     if (rv == TURN_OK) rv = turn_order_step(order, &ev, &err);
-    if (rv == TURN_OK) rv = turn_event_encode(&ev, &out);
+    if (rv == TURN_OK) {
+      rv = turn_event_encode(&ev, &out);
+      if (rv != TURN_OK) err = (turn_error){rv, NULL, 0, 0};
+    }
     if (rv != TURN_OK) {
       turn_error_format(&err, msg, sizeof msg);
       printf("  line %zu: %s\n", i + 1, msg);

@@ -53,7 +53,7 @@ static void put_line(json_t *obj, const char *key, const char *line, size_t len)
 /* The canonical JSON value of what a line parses to: its re-encoding, parsed. */
 static json_t *as_json(const char *text, size_t len) {
   json_error_t e;
-  json_t *j = json_loadb(text, len, JSON_ALLOW_NUL, &e);
+  json_t *j = json_loadb(text, len, 0, &e);
   if (j == NULL) die("encoder wrote text that jansson refuses");
   return j;
 }
@@ -70,7 +70,11 @@ static void add_valid_line(const char *line, size_t len) {
   turn_arena_reset(&arena);
   int rv = turn_event_parse(&ev, &arena, line, len, &err);
   check(rv == TURN_OK, "valid event line refused", turn_errname(rv));
-  if (rv == TURN_OK && turn_event_encode(&ev, &out) == TURN_OK) {
+  if (rv == TURN_OK) {
+    rv = turn_event_encode(&ev, &out);
+    check(rv == TURN_OK, "a parsed event cannot be encoded", turn_errname(rv));
+  }
+  if (rv == TURN_OK) {
     json_t *entry = json_object();
     put_line(entry, "line", line, len);
     json_object_set_new(entry, "event", as_json(out.data, out.len));
@@ -379,7 +383,11 @@ static void add_valid_block_text(const char *text, size_t len) {
   turn_arena_reset(&arena);
   int rv = turn_block_parse(&b, &arena, text, len, &err);
   check(rv == TURN_OK, "valid block refused", turn_errname(rv));
-  if (rv == TURN_OK && turn_block_encode(&b, &out) == TURN_OK) {
+  if (rv == TURN_OK) {
+    rv = turn_block_encode(&b, &out);
+    check(rv == TURN_OK, "a parsed block cannot be encoded", turn_errname(rv));
+  }
+  if (rv == TURN_OK) {
     json_t *entry = json_object();
     put_line(entry, "line", text, len);
     json_object_set_new(entry, "block", as_json(out.data, out.len));
@@ -638,8 +646,11 @@ static void add_stream(const char *name, const char *const *lines, size_t n, int
   json_t *entry = json_object();
   json_object_set_new(entry, "name", json_string(name));
   json_t *arr = json_array();
-  for (size_t i = 0; i < n; i++)
-    json_array_append_new(arr, json_string(lines[i]));
+  for (size_t i = 0; i < n; i++) {
+    json_t *text = json_string(lines[i]);
+    if (text == NULL) die("a stream line is not valid UTF-8");
+    json_array_append_new(arr, text);
+  }
   json_object_set_new(entry, "lines", arr);
   if (code != TURN_OK) {
     json_object_set_new(entry, "error", json_string(turn_errname(code)));

@@ -17,7 +17,9 @@ struct check {
   turn_order *order;
   uint64_t events;
   uint64_t problems;
-  const char *doc; /* --blocks: the document, to turn offsets into lines */
+  const char *doc;       /* --blocks: the document, to turn offsets into lines */
+  size_t counted_to;     /* --blocks: doc[0..counted_to) has been counted ... */
+  uint64_t counted_line; /* ... and holds this many lines (1 + newlines) */
 };
 
 static void print_problem(uint64_t line, const turn_error *err) {
@@ -47,21 +49,33 @@ static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
   return 0;
 }
 
-static uint64_t line_of(const char *doc, size_t offset) {
-  uint64_t line = 1;
-  for (size_t i = 0; i < offset; i++)
-    line += doc[i] == '\n';
-  return line;
+/* The line of a document offset. Problems come in document order, so the count
+ * goes on from the last offset instead of starting over each time. */
+static uint64_t line_of(struct check *c, size_t offset) {
+  if (offset < c->counted_to) {
+    c->counted_to = 0;
+    c->counted_line = 1;
+  }
+  for (; c->counted_to < offset; c->counted_to++)
+    c->counted_line += c->doc[c->counted_to] == '\n';
+  return c->counted_line;
+}
+
+static void print_block_problem(uint64_t line, size_t index, const turn_error *err) {
+  char msg[256];
+  turn_error shown = *err;
+  shown.line = 0;
+  turn_error_format(&shown, msg, sizeof msg);
+  printf("line %llu: block %zu: %s\n", (unsigned long long)line, index, msg);
 }
 
 static int on_block(void *ctx, size_t index, const turn_block *b, const turn_error *err) {
   struct check *c = ctx;
-  (void)index;
   (void)b;
   c->events++;
   if (err != NULL) {
     c->problems++;
-    print_problem(line_of(c->doc, err->offset), err);
+    print_block_problem(line_of(c, err->offset), index, err);
   }
   return 0;
 }
@@ -145,13 +159,15 @@ static int check_blocks(FILE *in, struct check *c, uint64_t *bytes) {
   }
   *bytes = len;
   c->doc = doc;
+  c->counted_to = 0;
+  c->counted_line = 1;
   turn_arena arena;
   turn_arena_init(&arena, NULL);
   turn_error err;
   int rv = turn_history_parse(doc, len, &arena, on_block, c, &err);
   if (rv != TURN_OK) {
     c->problems++;
-    print_problem(line_of(doc, err.offset), &err);
+    print_problem(line_of(c, err.offset), &err);
   }
   turn_arena_fini(&arena);
   free(doc);
@@ -210,5 +226,11 @@ int main(int argc, char **argv) {
             (unsigned long long)bytes, (unsigned long long)c.events,
             blocks ? "blocks" : "events", (unsigned long long)c.problems, secs,
             secs > 0 ? (double)bytes / 1e6 / secs : 0.0);
+  /* A verdict that did not reach its reader is no verdict (a full disk, a closed
+   * pipe): say so and fail as an I/O error. */
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "turncheck: cannot write the report: %s\n", strerror(errno));
+    return 2;
+  }
   return c.problems == 0 ? 0 : 1;
 }

@@ -32,5 +32,10 @@ done
 # A missing file is a usage error (2), not a verdict on a stream.
 "$turncheck" "$dir/no-such-file.ndjson" 2>/dev/null
 if [ $? -ne 2 ]; then echo "FAIL: missing file must exit 2"; failed=$((failed + 1)); fi
+# A report that cannot be written is an I/O error (2), not a verdict.
+if [ -w /dev/full ]; then
+  "$turncheck" "$dir/invalid-problems.ndjson" >/dev/full 2>/dev/null
+  if [ $? -ne 2 ]; then echo "FAIL: an unwritable report must exit 2"; failed=$((failed + 1)); fi
+fi
 echo "turncheck cases: $((count - failed)) passed, $failed failed"
 [ $failed -eq 0 ]
