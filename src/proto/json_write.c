@@ -50,71 +50,77 @@ static size_t escape_byte(unsigned char c, char esc[6]) {
   }
 }
 
+/* The output for the special byte at s[0] (one turn__json_special8 flags) into w,
+ * which has room for 6 bytes: an escape, a whole UTF-8 sequence copied, or U+FFFD
+ * for NUL and for a byte that starts no valid sequence. Sets *used to the input
+ * bytes taken; returns the output bytes made. The writer and the counter below
+ * both go through here, so they cannot disagree on a length. */
+static inline size_t special_out(const char *s, size_t avail, char w[6], size_t *used) {
+  unsigned char c = (unsigned char)s[0];
+  *used = 1;
+  if (c == 0) {
+    memcpy(w, "\xEF\xBF\xBD", 3);
+    return 3;
+  }
+  if (c < 0x20 || c == '"' || c == '\\') return escape_byte(c, w);
+  if (c < 0x80) {
+    w[0] = (char)c;
+    return 1;
+  }
+  size_t n = turn__utf8_seq_len((const unsigned char *)s, avail);
+  if (n == 0) {
+    memcpy(w, "\xEF\xBF\xBD", 3);
+    return 3;
+  }
+  memcpy(w, s, n);
+  *used = n;
+  return n;
+}
+
+/* Bytes the escaped text of s[0..len) takes, quotes included. */
+static size_t escaped_len(const char *s, size_t len) {
+  size_t n = 2;
+  char scratch[6];
+  for (size_t i = 0; i < len;) {
+    size_t used;
+    n += special_out(s + i, len - i, scratch, &used);
+    i += used;
+  }
+  return n;
+}
+
 int turn__json_write_str(turn_buf *out, const char *s, size_t len) {
-  /* Worst case is 6 output bytes per input byte; reserving that up front keeps the
-   * loop free of bound checks, and for the short strings of a stream it is cheap. */
+  /* Worst case is 6 output bytes per input byte; reserving that up front keeps
+   * the common short string to one pass. When the cap cannot hold the worst case,
+   * the exact length decides. */
   size_t worst = len > (SIZE_MAX - 2) / 6 ? SIZE_MAX : len * 6 + 2;
   int rv = turn_buf_reserve(out, worst);
-  if (rv == TURN_E_TOOBIG) {
-    /* The cap may still hold the real (shorter) escaped text: count it exactly. */
-    worst = 2;
-    for (size_t i = 0; i < len;) {
-      unsigned char c = (unsigned char)s[i];
-      char esc[6];
-      if (c == 0) {
-        worst += 3;
-        i++;
-      } else if (c < 0x20 || c == '"' || c == '\\') {
-        worst += escape_byte(c, esc);
-        i++;
-      } else if (c < 0x80) {
-        worst++;
-        i++;
-      } else {
-        size_t n = turn__utf8_seq_len((const unsigned char *)s + i, len - i);
-        worst += n ? n : 3;
-        i += n ? n : 1;
-      }
-    }
-    rv = turn_buf_reserve(out, worst);
-  }
+  if (rv == TURN_E_TOOBIG) rv = turn_buf_reserve(out, escaped_len(s, len));
   if (rv != TURN_OK) return rv;
 
+  /* Below, w never passes the reservation: every input byte makes at least one
+   * output byte, so while 8 input bytes remain, 8 bytes of room remain too. */
   char *w = out->data + out->len;
   *w++ = '"';
   size_t i = 0;
   while (i < len) {
-    if (i + 8 <= len) {
+    if (len - i >= 8) {
       uint64_t special = turn__json_special8(turn__load8(s + i));
       size_t plain = special == 0 ? 8 : turn__clean_prefix8(special);
-      memcpy(w, s + i, 8); /* the reserve above leaves room for 8 */
+      memcpy(w, s + i, 8);
       w += plain;
       i += plain;
       if (plain == 8) continue;
     }
     unsigned char c = (unsigned char)s[i];
-    if (c == 0) {
-      memcpy(w, "\xEF\xBF\xBD", 3);
-      w += 3;
-      i++;
-    } else if (c < 0x20 || c == '"' || c == '\\') {
-      w += escape_byte(c, w);
-      i++;
-    } else if (c < 0x80) {
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') { /* the short tail */
       *w++ = (char)c;
       i++;
-    } else {
-      size_t n = turn__utf8_seq_len((const unsigned char *)s + i, len - i);
-      if (n == 0) {
-        memcpy(w, "\xEF\xBF\xBD", 3); /* U+FFFD for each byte that starts no sequence */
-        w += 3;
-        i++;
-      } else {
-        memcpy(w, s + i, n);
-        w += n;
-        i += n;
-      }
+      continue;
     }
+    size_t used;
+    w += special_out(s + i, len - i, w, &used);
+    i += used;
   }
   *w++ = '"';
   out->len = (size_t)(w - out->data);
