@@ -1,0 +1,29 @@
+/* turnd's HTTP errors: one table makes the status, the stable code name clients
+ * compare, and the message, sent as {"error": {"code": ..., "message": ...}}. */
+#ifndef TURND_HTTP_ERROR_H
+#define TURND_HTTP_ERROR_H
+
+struct evhttp_request;
+
+#define HTTP_ERRORS(X)                                                                  \
+  X(BAD_JSON, 400, "bad_json", "the request body is not valid JSON")                    \
+  X(BAD_REQUEST, 400, "bad_request", "the request is missing a field or has a bad one") \
+  X(NOT_FOUND, 404, "not_found", "no such route")                                       \
+  X(METHOD, 405, "method_not_allowed", "this route does not take that method")          \
+  X(TOO_LARGE, 413, "body_too_large", "the request body is over the limit")             \
+  X(INTERNAL, 500, "internal", "turnd failed to answer")
+
+enum http_error {
+#define HTTP_ERROR_ENUM(name, status, code, msg) HTTP_E_##name,
+  HTTP_ERRORS(HTTP_ERROR_ENUM)
+#undef HTTP_ERROR_ENUM
+};
+
+int http_error_status(enum http_error e);
+const char *http_error_code(enum http_error e);
+
+/* Answers req with the error's status and JSON body. The message is the table's:
+ * nothing of the request is echoed back. */
+void http_error_send(struct evhttp_request *req, enum http_error e);
+
+#endif

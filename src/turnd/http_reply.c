@@ -1,0 +1,49 @@
+/* Whole JSON answers: compact, UTF-8, with the content type set. */
+#include "http_reply.h"
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *reason_of(int status) {
+  switch (status) {
+  case 200:
+    return "OK";
+  case 204:
+    return "No Content";
+  case 400:
+    return "Bad Request";
+  case 401:
+    return "Unauthorized";
+  case 404:
+    return "Not Found";
+  case 405:
+    return "Method Not Allowed";
+  case 409:
+    return "Conflict";
+  case 413:
+    return "Payload Too Large";
+  default:
+    return status >= 500 ? "Internal Server Error" : "Error";
+  }
+}
+
+void http_reply_json(struct evhttp_request *req, int status, json_t *body) {
+  char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+  json_decref(body);
+  struct evbuffer *out = evbuffer_new();
+  if (text == NULL || out == NULL) {
+    free(text);
+    if (out != NULL) evbuffer_free(out);
+    evhttp_send_error(req, 500, NULL);
+    return;
+  }
+  evbuffer_add(out, text, strlen(text));
+  free(text);
+  struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
+  evhttp_add_header(headers, "Content-Type", "application/json");
+  evhttp_add_header(headers, "Cache-Control", "no-store");
+  evhttp_send_reply(req, status, reason_of(status), out);
+  evbuffer_free(out);
+}

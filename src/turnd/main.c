@@ -1,0 +1,90 @@
+/* turnd: the turn backend. Parses the command line, starts the HTTP server on
+ * one event loop, says where it listens, and stops cleanly on SIGTERM or SIGINT. */
+#include "options.h"
+#include "server.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void on_stop_signal(evutil_socket_t sig, short events, void *arg) {
+  (void)sig;
+  (void)events;
+  event_base_loopexit(arg, NULL);
+}
+
+/* Creates dir and its parents when missing. */
+static int make_dirs(const char *dir) {
+  char path[4096];
+  size_t len = strlen(dir);
+  if (len == 0 || len >= sizeof path) return -1;
+  memcpy(path, dir, len + 1);
+  for (char *p = path + 1; *p != '\0'; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) return -1;
+    *p = '/';
+  }
+  if (mkdir(path, 0700) != 0 && errno != EEXIST) return -1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  struct options opt;
+  char err[256];
+  if (!options_parse(&opt, argc, argv, err, sizeof err)) {
+    if (err[0] == '\0') {
+      fputs(options_usage, stdout);
+      return 0;
+    }
+    fprintf(stderr, "turnd: %s\n%s", err, options_usage);
+    return 2;
+  }
+  if (!options_listen_is_loopback(&opt)) {
+    fprintf(stderr,
+            "turnd: refusing to listen on %s: without paired devices anyone who "
+            "can reach it could use it; listen on 127.0.0.1 or ::1\n",
+            opt.listen_host);
+    return 2;
+  }
+  if (make_dirs(opt.data_dir) != 0) {
+    fprintf(stderr, "turnd: cannot create the data folder %s: %s\n", opt.data_dir,
+            strerror(errno));
+    return 1;
+  }
+  signal(SIGPIPE,
+         SIG_IGN); /* a client gone mid-write is an error to handle, not a kill */
+
+  struct event_base *base = event_base_new();
+  if (base == NULL) {
+    fprintf(stderr, "turnd: cannot create the event loop\n");
+    return 1;
+  }
+  struct server srv;
+  if (server_start(&srv, base, &opt) != 0) {
+    event_base_free(base);
+    return 1;
+  }
+  struct event *sigterm = evsignal_new(base, SIGTERM, on_stop_signal, base);
+  struct event *sigint = evsignal_new(base, SIGINT, on_stop_signal, base);
+  if (sigterm == NULL || sigint == NULL || event_add(sigterm, NULL) != 0 ||
+      event_add(sigint, NULL) != 0) {
+    fprintf(stderr, "turnd: cannot watch for signals\n");
+    return 1;
+  }
+  bool v6 = strchr(opt.listen_host, ':') != NULL;
+  printf("listening on http://%s%s%s:%u\n", v6 ? "[" : "", opt.listen_host, v6 ? "]" : "",
+         (unsigned)srv.port);
+  fflush(stdout);
+
+  event_base_dispatch(base);
+
+  event_free(sigterm);
+  event_free(sigint);
+  server_stop(&srv);
+  event_base_free(base);
+  return 0;
+}

@@ -1,0 +1,113 @@
+/* Parsing turnd's command line. Every option is checked here, before anything
+ * starts, so a typo stops turnd with a message instead of running it wrongly. */
+#include "options.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char options_usage[] =
+    "usage: turnd [--listen HOST:PORT] [--data DIR] [--model NAME] [--tools NAME]\n"
+    "             [--retain SECONDS] [--approval-timeout SECONDS]\n"
+    "  --listen            address to serve on (default 127.0.0.1:8080; port 0 picks a\n"
+    "                      free port); loopback only until devices can be paired\n"
+    "  --data              folder for the store (default ./data)\n"
+    "  --model             demo (default) or script:FILE\n"
+    "  --tools             demo (default)\n"
+    "  --retain            seconds a finished turn stays in memory (default 300)\n"
+    "  --approval-timeout  seconds an approval waits for the owner (default 300)\n";
+
+static bool parse_u32(const char *s, uint32_t max, uint32_t *out) {
+  if (s == NULL || *s < '0' || *s > '9') return false;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v > max) return false;
+  *out = (uint32_t)v;
+  return true;
+}
+
+/* HOST:PORT, [V6]:PORT or V6 with the port after the last colon. */
+static bool parse_listen(struct options *o, const char *s) {
+  const char *colon = strrchr(s, ':');
+  if (colon == NULL || colon == s) return false;
+  const char *host = s;
+  size_t host_len = (size_t)(colon - s);
+  if (host[0] == '[') {
+    if (host_len < 3 || host[host_len - 1] != ']') return false;
+    host++;
+    host_len -= 2;
+  }
+  if (host_len >= sizeof o->listen_host) return false;
+  uint32_t port;
+  if (!parse_u32(colon + 1, 65535, &port)) return false;
+  memcpy(o->listen_host, host, host_len);
+  o->listen_host[host_len] = '\0';
+  o->listen_port = (uint16_t)port;
+  return true;
+}
+
+static bool model_name_ok(const char *m) {
+  return strcmp(m, "demo") == 0 || (strncmp(m, "script:", 7) == 0 && m[7] != '\0');
+}
+
+bool options_parse(struct options *o, int argc, char **argv, char *err, size_t cap) {
+  memset(o, 0, sizeof *o);
+  memcpy(o->listen_host, "127.0.0.1", 10);
+  o->listen_port = 8080;
+  o->data_dir = "./data";
+  o->model = "demo";
+  o->tools = "demo";
+  o->retain_s = 300;
+  o->approval_timeout_s = 300;
+  err[0] = '\0';
+  for (int i = 1; i < argc; i++) {
+    const char *opt = argv[i];
+    if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) return false;
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (val == NULL) {
+      snprintf(err, cap, "%s needs a value", opt);
+      return false;
+    }
+    i++;
+    bool ok = true;
+    if (strcmp(opt, "--listen") == 0) {
+      ok = parse_listen(o, val);
+    } else if (strcmp(opt, "--data") == 0) {
+      ok = val[0] != '\0';
+      o->data_dir = val;
+    } else if (strcmp(opt, "--model") == 0) {
+      ok = model_name_ok(val);
+      o->model = val;
+    } else if (strcmp(opt, "--tools") == 0) {
+      ok = strcmp(val, "demo") == 0;
+      o->tools = val;
+    } else if (strcmp(opt, "--retain") == 0) {
+      ok = parse_u32(val, 7 * 24 * 3600, &o->retain_s);
+    } else if (strcmp(opt, "--approval-timeout") == 0) {
+      ok = parse_u32(val, 7 * 24 * 3600, &o->approval_timeout_s) &&
+           o->approval_timeout_s > 0;
+    } else {
+      snprintf(err, cap, "unknown option %s", opt);
+      return false;
+    }
+    if (!ok) {
+      snprintf(err, cap, "bad value for %s", opt);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool options_listen_is_loopback(const struct options *o) {
+  const char *h = o->listen_host;
+  if (strcmp(h, "localhost") == 0) return true;
+  struct in_addr v4;
+  if (inet_pton(AF_INET, h, &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  struct in6_addr v6;
+  if (inet_pton(AF_INET6, h, &v6) == 1)
+    return memcmp(&v6, &in6addr_loopback, sizeof v6) == 0;
+  return false;
+}

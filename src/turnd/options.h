@@ -1,0 +1,29 @@
+/* turnd's command line: the contract other programs start turnd with. */
+#ifndef TURND_OPTIONS_H
+#define TURND_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct options {
+  char listen_host[256];       /* from --listen HOST:PORT; IPv6 without brackets */
+  uint16_t listen_port;        /* 0: the system picks a free port */
+  const char *data_dir;        /* --data, default ./data */
+  const char *model;           /* --model, default "demo" */
+  const char *tools;           /* --tools, default "demo" */
+  uint32_t retain_s;           /* --retain, default 300 */
+  uint32_t approval_timeout_s; /* --approval-timeout, default 300 */
+};
+
+/* Fills o from argv (borrows argv). On a bad command line writes why to err (cap
+ * bytes, NUL-terminated) and returns false; "--help" returns false with err "". */
+bool options_parse(struct options *o, int argc, char **argv, char *err, size_t cap);
+
+/* True when the listen host is a loopback address (127.0.0.0/8, ::1, localhost):
+ * until devices are paired, only the owner's own machine may reach turnd. */
+bool options_listen_is_loopback(const struct options *o);
+
+extern const char options_usage[];
+
+#endif

@@ -1,0 +1,111 @@
+/* Request dispatch over the route table. Paths are matched segment by segment
+ * on the decoded path, so "/api/turns/t-1/cancel" and "/api/turns/t-1" differ
+ * by their segment count, not by a prefix test. */
+#include "routes.h"
+
+#include "http_error.h"
+#include "server.h"
+
+#include <event2/http.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct route {
+  enum evhttp_cmd_type method;
+  const char *pattern;
+  void (*handle)(struct server *s, struct evhttp_request *req, const char *const *params);
+};
+
+static const struct route routes[] = {
+    {EVHTTP_REQ_GET, "/api/capabilities", route_capabilities},
+};
+
+#define MAX_SEGMENTS 8
+
+/* Splits path (modified in place) into its segments; false for too many or for an
+ * empty segment ("//", a trailing '/'). */
+static bool split(char *path, char **seg, size_t *n) {
+  *n = 0;
+  if (path[0] != '/') return false;
+  char *p = path + 1;
+  while (*p != '\0') {
+    if (*n == MAX_SEGMENTS) return false;
+    char *slash = strchr(p, '/');
+    if (slash == p) return false;
+    seg[(*n)++] = p;
+    if (slash == NULL) break;
+    *slash = '\0';
+    p = slash + 1;
+    if (*p == '\0') return false;
+  }
+  return true;
+}
+
+/* Whether the pattern's segments match, collecting the '*' ones. */
+static bool match(const char *pattern, char **seg, size_t n, const char **params) {
+  char copy[64];
+  size_t len = strlen(pattern);
+  if (len >= sizeof copy) return false;
+  memcpy(copy, pattern, len + 1);
+  char *pseg[MAX_SEGMENTS];
+  size_t pn;
+  if (!split(copy, pseg, &pn) || pn != n) return false;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (strcmp(pseg[i], "*") == 0) {
+      if (k == ROUTE_MAX_PARAMS) return false;
+      params[k++] = seg[i];
+    } else if (strcmp(pseg[i], seg[i]) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+static const char *method_name(enum evhttp_cmd_type m) {
+  switch (m) {
+  case EVHTTP_REQ_GET:
+    return "GET";
+  case EVHTTP_REQ_POST:
+    return "POST";
+  default:
+    return "?";
+  }
+}
+
+void routes_dispatch(struct server *s, struct evhttp_request *req) {
+  const char *raw = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+  char *path = raw != NULL ? evhttp_uridecode(raw, 0, NULL) : NULL;
+  char *seg[MAX_SEGMENTS];
+  size_t n;
+  if (path == NULL || !split(path, seg, &n)) {
+    free(path);
+    http_error_send(req, HTTP_E_NOT_FOUND);
+    return;
+  }
+  enum evhttp_cmd_type method = evhttp_request_get_command(req);
+  char allow[32] = "";
+  for (size_t r = 0; r < sizeof routes / sizeof routes[0]; r++) {
+    const char *params[ROUTE_MAX_PARAMS] = {NULL, NULL};
+    if (!match(routes[r].pattern, seg, n, params)) continue;
+    if (routes[r].method == method) {
+      routes[r].handle(s, req, params);
+      free(path);
+      return;
+    }
+    size_t used = strlen(allow);
+    if (used + 8 < sizeof allow) {
+      if (used > 0) memcpy(allow + used, ", ", 3), used += 2;
+      memcpy(allow + used, method_name(routes[r].method),
+             strlen(method_name(routes[r].method)) + 1);
+    }
+  }
+  free(path);
+  if (allow[0] != '\0') {
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", allow);
+    http_error_send(req, HTTP_E_METHOD);
+  } else {
+    http_error_send(req, HTTP_E_NOT_FOUND);
+  }
+}

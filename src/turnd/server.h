@@ -1,0 +1,27 @@
+/* The HTTP side of turnd: one evhttp on the daemon's event loop, its bound
+ * socket, and the route table every request goes through. */
+#ifndef TURND_SERVER_H
+#define TURND_SERVER_H
+
+#include "options.h"
+
+#include <stdint.h>
+
+struct event_base;
+struct evhttp;
+struct evhttp_bound_socket;
+
+struct server {
+  struct event_base *base;           /* borrowed: the daemon's loop */
+  struct evhttp *http;               /* owned; freed by server_stop */
+  struct evhttp_bound_socket *bound; /* owned by http */
+  const struct options *opt;         /* borrowed, outlives the server */
+  uint16_t port;                     /* the port bound, also when --listen asked 0 */
+};
+
+/* Binds opt's address and starts answering on base. Returns 0, or -1 with a
+ * message on stderr and nothing left to free. */
+int server_start(struct server *s, struct event_base *base, const struct options *opt);
+void server_stop(struct server *s);
+
+#endif

@@ -1,0 +1,38 @@
+/* Test harness for turnd: starts a real turnd on port 0 in a fresh data folder,
+ * talks to it over real HTTP (libcurl), and stops it. */
+#ifndef TURND_TEST_HARNESS_H
+#define TURND_TEST_HARNESS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct turnd_proc {
+  pid_t pid;
+  unsigned port;
+  char base_url[64];     /* http://127.0.0.1:PORT */
+  char listen_line[128]; /* the line turnd printed, without its newline */
+  char data_dir[256];    /* made by harness_start, removed by harness_stop */
+};
+
+/* Starts turnd with --listen 127.0.0.1:0 --data <fresh folder> and extra args
+ * (NULL-terminated, may be NULL), and waits for its "listening on" line.
+ * Returns 0, or -1 if it exited or printed something else. */
+int harness_start(struct turnd_proc *t, const char *const *extra);
+/* Sends sig and waits: returns the exit status (128 + signal if killed by one). */
+int harness_stop(struct turnd_proc *t, int sig);
+/* Runs turnd with exactly args (NULL-terminated) to its end: its exit status. */
+int harness_run(const char *const *args);
+
+struct http_answer {
+  long status;
+  char *body; /* NUL-terminated, owned: http_answer_free */
+  size_t len;
+  char content_type[64];
+  char allow[64];
+};
+
+/* One request (body may be NULL). Returns 0, or -1 if no HTTP answer came. */
+int http_do(const char *method, const char *url, const char *body, struct http_answer *a);
+void http_answer_free(struct http_answer *a);
+
+#endif

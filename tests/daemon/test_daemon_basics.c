@@ -1,0 +1,198 @@
+/* turnd over real HTTP: start-up on port 0, the capabilities route, JSON errors
+ * for unknown routes and wrong methods, garbage on the socket, the command line
+ * contract, and a clean stop on SIGTERM and SIGINT. */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static json_t *body_json(const struct http_answer *a) {
+  json_error_t e;
+  json_t *j = json_loadb(a->body, a->len, 0, &e);
+  if (j == NULL) fail_msg("body is not JSON: %s", a->body);
+  return j;
+}
+
+static void url(char *out, size_t cap, const struct turnd_proc *t, const char *path) {
+  snprintf(out, cap, "%s%s", t->base_url, path);
+}
+
+/* The error body every failure carries: {"error": {"code", "message"}}. */
+static void expect_error(const struct http_answer *a, long status, const char *code) {
+  assert_int_equal(a->status, status);
+  assert_string_equal(a->content_type, "application/json");
+  json_t *j = body_json(a);
+  json_t *err = json_object_get(j, "error");
+  assert_non_null(err);
+  assert_string_equal(json_string_value(json_object_get(err, "code")), code);
+  assert_true(json_string_length(json_object_get(err, "message")) > 0);
+  json_decref(j);
+}
+
+static void test_daemon_starts_on_port_zero_and_says_where(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  assert_true(t.port > 0);
+  char want[128];
+  snprintf(want, sizeof want, "listening on http://127.0.0.1:%u", t.port);
+  assert_string_equal(t.listen_line, want);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+static void test_daemon_capabilities(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  char u[256];
+  url(u, sizeof u, &t, "/api/capabilities");
+  struct http_answer a;
+  assert_int_equal(http_do("GET", u, NULL, &a), 0);
+  assert_int_equal(a.status, 200);
+  assert_string_equal(a.content_type, "application/json");
+  json_t *j = body_json(&a);
+  assert_string_equal(json_string_value(json_object_get(j, "backend")), "hub");
+  assert_int_equal(json_integer_value(json_object_get(j, "protocol")), 1);
+  assert_true(json_is_array(json_object_get(j, "pages")));
+  assert_true(json_is_string(json_object_get(j, "language")));
+  json_decref(j);
+  http_answer_free(&a);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+static void test_daemon_unknown_routes_and_methods(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  static const char *const missing[] = {"/",
+                                        "/api",
+                                        "/api/",
+                                        "/api/nope",
+                                        "/api/capabilities/x",
+                                        "/api//capabilities",
+                                        "/api/capabilities/",
+                                        "/%2e%2e/etc/passwd"};
+  char u[256];
+  struct http_answer a;
+  for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
+    url(u, sizeof u, &t, missing[i]);
+    assert_int_equal(http_do("GET", u, NULL, &a), 0);
+    expect_error(&a, 404, "not_found");
+    http_answer_free(&a);
+  }
+  url(u, sizeof u, &t, "/api/capabilities");
+  static const char *const wrong[] = {"POST", "PUT", "DELETE", "PATCH"};
+  for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+    assert_int_equal(http_do(wrong[i], u, "{}", &a), 0);
+    expect_error(&a, 405, "method_not_allowed");
+    assert_string_equal(a.allow, "GET");
+    http_answer_free(&a);
+  }
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Bytes that are not HTTP, and a connection dropped mid-request, leave turnd
+ * answering the next client. */
+static void test_daemon_survives_garbage_on_the_socket(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  static const char *const junk[] = {"GARBAGE\r\n\r\n",
+                                     "GET /api/capabilities HTTP/1.1\r\n",
+                                     "\x00\xff\xfe\r\n\r\n", "GET / HTTP/9.9\r\n\r\n"};
+  for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)t.port)};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    size_t len = i == 2 ? 7 : strlen(junk[i]);
+    assert_int_equal(write(fd, junk[i], len), (ssize_t)len);
+    close(fd);
+  }
+  char u[256];
+  url(u, sizeof u, &t, "/api/capabilities");
+  struct http_answer a;
+  assert_int_equal(http_do("GET", u, NULL, &a), 0);
+  assert_int_equal(a.status, 200);
+  http_answer_free(&a);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+static void test_daemon_stops_cleanly_on_sigint(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  assert_int_equal(harness_stop(&t, SIGINT), 0);
+}
+
+/* The command line is a contract: a bad one stops turnd with status 2 before it
+ * listens; a public address is refused while there is no way to pair devices. */
+static void test_daemon_command_line(void **state) {
+  (void)state;
+  static const char *const bad[][5] = {
+      {"--listen", "0.0.0.0:0", NULL},
+      {"--listen", "[::]:0", NULL},
+      {"--listen", "192.168.1.10:8080", NULL},
+      {"--listen", "127.0.0.1", NULL},
+      {"--listen", "127.0.0.1:70000", NULL},
+      {"--retain", "-1", NULL},
+      {"--retain", "ten", NULL},
+      {"--approval-timeout", "0", NULL},
+      {"--model", "gpt", NULL},
+      {"--tools", "", NULL},
+      {"--nope", "1", NULL},
+      {"--data", NULL},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(harness_run(bad[i]), 2);
+  static const char *const help[] = {"--help", NULL};
+  assert_int_equal(harness_run(help), 0);
+}
+
+/* --data is made when missing, parents included. */
+static void test_daemon_makes_its_data_folder(void **state) {
+  (void)state;
+  char parent[] = "/tmp/turnd-data-XXXXXX";
+  assert_non_null(mkdtemp(parent));
+  char dir[256];
+  snprintf(dir, sizeof dir, "%s/a/b", parent);
+  const char *extra[] = {"--data", dir, NULL};
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, extra), 0); /* the later --data wins */
+  struct stat st;
+  assert_int_equal(stat(dir, &st), 0);
+  assert_true(S_ISDIR(st.st_mode));
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+  char sub[300];
+  snprintf(sub, sizeof sub, "%s/a/b", parent);
+  rmdir(sub);
+  snprintf(sub, sizeof sub, "%s/a", parent);
+  rmdir(sub);
+  rmdir(parent);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_daemon_starts_on_port_zero_and_says_where),
+      cmocka_unit_test(test_daemon_capabilities),
+      cmocka_unit_test(test_daemon_unknown_routes_and_methods),
+      cmocka_unit_test(test_daemon_survives_garbage_on_the_socket),
+      cmocka_unit_test(test_daemon_stops_cleanly_on_sigint),
+      cmocka_unit_test(test_daemon_command_line),
+      cmocka_unit_test(test_daemon_makes_its_data_folder),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
