@@ -9,7 +9,11 @@ struct evhttp_request;
   X(BAD_JSON, 400, "bad_json", "the request body is not valid JSON")                    \
   X(BAD_REQUEST, 400, "bad_request", "the request is missing a field or has a bad one") \
   X(NOT_FOUND, 404, "not_found", "no such route")                                       \
+  X(UNKNOWN_SESSION, 404, "unknown_session", "no session has that id")                  \
+  X(UNKNOWN_TURN, 404, "unknown_turn", "no turn has that id")                           \
+  X(UNKNOWN_REQUEST, 404, "unknown_request", "no approval request has that id")         \
   X(METHOD, 405, "method_not_allowed", "this route does not take that method")          \
+  X(DECIDED, 409, "already_decided", "the approval was already decided or has expired") \
   X(TOO_LARGE, 413, "body_too_large", "the request body is over the limit")             \
   X(INTERNAL, 500, "internal", "turnd failed to answer")
 

@@ -1,7 +1,10 @@
 /* turnd: the turn backend. Parses the command line, starts the HTTP server on
  * one event loop, says where it listens, and stops cleanly on SIGTERM or SIGINT. */
+#include "daemon.h"
 #include "options.h"
+#include "run.h"
 #include "server.h"
+#include "session.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -29,6 +32,35 @@ static int make_dirs(const char *dir) {
     *p = '/';
   }
   if (mkdir(path, 0700) != 0 && errno != EEXIST) return -1;
+  return 0;
+}
+
+/* The script model of --model: the built-in demo or script:FILE. */
+static int load_model(struct script *s, const char *model) {
+  char err[200];
+  if (strcmp(model, "demo") == 0) {
+    if (script_parse(s, script_demo, strlen(script_demo), err, sizeof err) == 0) return 0;
+    fprintf(stderr, "turnd: the demo script is broken: %s\n", err);
+    return -1;
+  }
+  const char *path = model + strlen("script:");
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    fprintf(stderr, "turnd: cannot read the script %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  static char text[1 << 20];
+  size_t len = fread(text, 1, sizeof text, f);
+  bool too_big = len == sizeof text;
+  fclose(f);
+  if (too_big) {
+    fprintf(stderr, "turnd: the script %s is over 1 MiB\n", path);
+    return -1;
+  }
+  if (script_parse(s, text, len, err, sizeof err) != 0) {
+    fprintf(stderr, "turnd: the script %s: %s\n", path, err);
+    return -1;
+  }
   return 0;
 }
 
@@ -63,8 +95,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "turnd: cannot create the event loop\n");
     return 1;
   }
+  struct turnd d = {.base = base, .opt = &opt};
+  if (load_model(&d.script, opt.model) != 0) {
+    event_base_free(base);
+    return 1;
+  }
   struct server srv;
-  if (server_start(&srv, base, &opt) != 0) {
+  if (server_start(&srv, &d, base, &opt) != 0) {
+    script_free(&d.script);
     event_base_free(base);
     return 1;
   }
@@ -84,7 +122,10 @@ int main(int argc, char **argv) {
 
   event_free(sigterm);
   event_free(sigint);
+  run_free_all(&d); /* running turns end as interrupted */
   server_stop(&srv);
+  session_free_all(&d);
+  script_free(&d.script);
   event_base_free(base);
   return 0;
 }

@@ -19,6 +19,10 @@ struct route {
 
 static const struct route routes[] = {
     {EVHTTP_REQ_GET, "/api/capabilities", route_capabilities},
+    {EVHTTP_REQ_POST, "/api/turns", route_turn_create},
+    {EVHTTP_REQ_GET, "/api/turns/*", route_turn_follow},
+    {EVHTTP_REQ_POST, "/api/turns/*/cancel", route_turn_cancel},
+    {EVHTTP_REQ_POST, "/api/approvals/*", route_approval_decide},
 };
 
 #define MAX_SEGMENTS 8

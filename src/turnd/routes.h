@@ -15,5 +15,13 @@ void routes_dispatch(struct server *s, struct evhttp_request *req);
 /* Handlers, one per route, in http_<group>.c. */
 void route_capabilities(struct server *s, struct evhttp_request *req,
                         const char *const *params);
+void route_turn_create(struct server *s, struct evhttp_request *req,
+                       const char *const *params);
+void route_turn_follow(struct server *s, struct evhttp_request *req,
+                       const char *const *params);
+void route_turn_cancel(struct server *s, struct evhttp_request *req,
+                       const char *const *params);
+void route_approval_decide(struct server *s, struct evhttp_request *req,
+                           const char *const *params);
 
 #endif

@@ -25,8 +25,10 @@ static uint16_t bound_port(struct evhttp_bound_socket *bound) {
   return 0;
 }
 
-int server_start(struct server *s, struct event_base *base, const struct options *opt) {
+int server_start(struct server *s, struct turnd *d, struct event_base *base,
+                 const struct options *opt) {
   memset(s, 0, sizeof *s);
+  s->d = d;
   s->base = base;
   s->opt = opt;
   s->http = evhttp_new(base);
@@ -39,6 +41,9 @@ int server_start(struct server *s, struct event_base *base, const struct options
                                           EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH |
                                           EVHTTP_REQ_HEAD | EVHTTP_REQ_OPTIONS);
   evhttp_set_gencb(s->http, on_request, s);
+  /* Past this, libevent itself refuses the request; below it the routes answer
+   * 413 with a JSON body (http_body.c). */
+  evhttp_set_max_body_size(s->http, 1 << 20);
   s->bound = evhttp_bind_socket_with_handle(s->http, opt->listen_host, opt->listen_port);
   if (s->bound == NULL) {
     fprintf(stderr, "turnd: cannot listen on %s port %u: %s\n", opt->listen_host,

@@ -11,7 +11,10 @@ struct event_base;
 struct evhttp;
 struct evhttp_bound_socket;
 
+struct turnd;
+
 struct server {
+  struct turnd *d;                   /* borrowed: the daemon's state */
   struct event_base *base;           /* borrowed: the daemon's loop */
   struct evhttp *http;               /* owned; freed by server_stop */
   struct evhttp_bound_socket *bound; /* owned by http */
@@ -21,7 +24,8 @@ struct server {
 
 /* Binds opt's address and starts answering on base. Returns 0, or -1 with a
  * message on stderr and nothing left to free. */
-int server_start(struct server *s, struct event_base *base, const struct options *opt);
+int server_start(struct server *s, struct turnd *d, struct event_base *base,
+                 const struct options *opt);
 void server_stop(struct server *s);
 
 #endif

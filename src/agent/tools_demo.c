@@ -1,0 +1,100 @@
+/* The demo tools: simulated, so the demo and the tests need nothing outside
+ * turnd. Inputs are the model's JSON; whatever is missing or ill-typed takes a
+ * default instead of failing the call. */
+#include "tools_demo.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static const struct demo_tool tools[] = {
+    {"clock", 0, "read"},     {"lamp_set", 2, "physical"}, {"count_slowly", 0, "read"},
+    {"fail_tool", 0, "read"}, {"render_ui", 0, "ui"},
+};
+
+const struct demo_tool *demo_tool_find(const char *name) {
+  for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
+    if (strcmp(tools[i].name, name) == 0) return &tools[i];
+  return NULL;
+}
+
+static turn_str arena_str(turn_arena *arena, const char *s, size_t n) {
+  char *p = turn_arena_alloc(arena, n + 1);
+  if (p == NULL) return (turn_str){NULL, 0};
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return (turn_str){p, n};
+}
+
+static json_t *load(const char *input_json) {
+  json_error_t e;
+  json_t *j = json_loads(input_json, 0, &e);
+  return json_is_object(j) ? j : (json_decref(j), json_object());
+}
+
+void demo_count_params(const char *input_json, uint32_t *to, uint32_t *interval_ms) {
+  json_t *in = load(input_json);
+  json_t *t = json_object_get(in, "to");
+  json_t *ms = json_object_get(in, "interval_ms");
+  *to = json_is_integer(t) && json_integer_value(t) >= 1 && json_integer_value(t) <= 100
+            ? (uint32_t)json_integer_value(t)
+            : 3;
+  *interval_ms = json_is_integer(ms) && json_integer_value(ms) >= 0 &&
+                         json_integer_value(ms) <= 10000
+                     ? (uint32_t)json_integer_value(ms)
+                     : 200;
+  json_decref(in);
+}
+
+int demo_widget_params(const char *input_json, turn_arena *arena, turn_str *title,
+                       turn_str *html) {
+  json_t *in = load(input_json);
+  const char *t = json_string_value(json_object_get(in, "title"));
+  const char *h = json_string_value(json_object_get(in, "html"));
+  *title = arena_str(arena, t != NULL ? t : "", t != NULL ? strlen(t) : 0);
+  *html = arena_str(arena, h != NULL ? h : "", h != NULL ? strlen(h) : 0);
+  json_decref(in);
+  return title->p != NULL && html->p != NULL ? 0 : -1;
+}
+
+const char *demo_visible_input(const char *name, const char *input_json,
+                               turn_arena *arena) {
+  if (strcmp(name, "render_ui") != 0) return input_json;
+  json_t *in = load(input_json);
+  json_object_del(in, "html"); /* the HTML travels in the widget event only */
+  char *text = json_dumps(in, JSON_COMPACT);
+  json_decref(in);
+  if (text == NULL) return NULL;
+  turn_str s = arena_str(arena, text, strlen(text));
+  free(text);
+  return s.p;
+}
+
+void demo_tool_finish(const char *name, const char *input_json, uint64_t now_ms,
+                      turn_arena *arena, turn_status *status, turn_str *summary) {
+  char buf[160];
+  *status = TURN_STATUS_OK;
+  if (strcmp(name, "clock") == 0) {
+    time_t secs = (time_t)(now_ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    strftime(buf, sizeof buf, "it is %H:%M UTC on %Y-%m-%d", &tm);
+  } else if (strcmp(name, "lamp_set") == 0) {
+    json_t *in = load(input_json);
+    const char *lamp = json_string_value(json_object_get(in, "name"));
+    bool on = json_is_true(json_object_get(in, "on"));
+    snprintf(buf, sizeof buf, "%.60s lamp is %s (simulated)", lamp != NULL ? lamp : "the",
+             on ? "on" : "off");
+    json_decref(in);
+  } else if (strcmp(name, "fail_tool") == 0) {
+    *status = TURN_STATUS_ERROR;
+    snprintf(buf, sizeof buf, "fail_tool always fails");
+  } else {
+    *status = TURN_STATUS_ERROR;
+    snprintf(buf, sizeof buf, "no such tool: %.60s", name);
+  }
+  *summary = arena_str(arena, buf, strlen(buf));
+}

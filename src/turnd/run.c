@@ -1,0 +1,305 @@
+/* Runs and their followers. The agent is pumped until it has to wait; every event
+ * it emits gets its seq here, goes through the order checker, is appended to the
+ * run's log and then to every follower's connection. A follower only remembers
+ * the next seq it owes, so readers that join late or re-attach share one log. */
+#include "run.h"
+
+#include "daemon.h"
+#include "session.h"
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RUN_LOG_CAP (64u << 20) /* bytes of one turn's events: far past any real turn */
+#define PUMP_BUDGET 1000 /* agent steps per callback, so one turn cannot starve others \
+                          */
+
+struct follower {
+  struct run *run;                /* the run we read; it outlives us */
+  struct evhttp_request *req;     /* the streaming answer */
+  struct evhttp_connection *conn; /* req's connection: its close ends us */
+  uint64_t next_seq;              /* first seq not yet written to req */
+  struct follower *next;
+};
+
+static void run_pump(struct run *r);
+
+uint64_t turnd_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---------------------------------------------------------------- followers */
+
+static void follower_detach(struct follower *f) {
+  struct follower **p = &f->run->followers;
+  while (*p != NULL && *p != f)
+    p = &(*p)->next;
+  if (*p == f) *p = f->next;
+  if (f->conn != NULL) evhttp_connection_set_closecb(f->conn, NULL, NULL);
+  free(f);
+}
+
+/* The client went away: libevent frees the request; we only forget it. */
+static void on_follower_close(struct evhttp_connection *conn, void *arg) {
+  (void)conn;
+  struct follower *f = arg;
+  f->conn = NULL;
+  follower_detach(f);
+}
+
+/* Writes what f is owed and, once the run has ended, finishes the answer. */
+static void follower_flush(struct follower *f) {
+  struct run *r = f->run;
+  if (f->next_seq < r->n_events) {
+    size_t start = f->next_seq == 0 ? 0 : r->line_end[f->next_seq - 1];
+    struct evbuffer *buf = evbuffer_new();
+    if (buf != NULL) {
+      evbuffer_add(buf, r->log.data + start, r->log.len - start);
+      evhttp_send_reply_chunk(f->req, buf);
+      evbuffer_free(buf);
+    }
+    f->next_seq = r->n_events;
+  }
+  if (r->ended) {
+    evhttp_send_reply_end(f->req);
+    follower_detach(f);
+  }
+}
+
+int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq) {
+  struct follower *f = calloc(1, sizeof *f);
+  if (f == NULL) return -1;
+  f->run = r;
+  f->req = req;
+  f->conn = evhttp_request_get_connection(req);
+  f->next_seq = next_seq;
+  f->next = r->followers;
+  r->followers = f;
+  evhttp_connection_set_closecb(f->conn, on_follower_close, f);
+  struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
+  evhttp_add_header(headers, "Content-Type", "application/x-ndjson");
+  evhttp_add_header(headers, "Cache-Control", "no-store");
+  evhttp_send_reply_start(req, 200, "OK");
+  follower_flush(f);
+  return 0;
+}
+
+/* --------------------------------------------------------------------- runs */
+
+static void arm(struct run *r, uint64_t ms) {
+  struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)((ms % 1000) * 1000)};
+  evtimer_add(r->timer, &tv);
+}
+
+static void run_free(struct run *r) {
+  while (r->followers != NULL) {
+    struct follower *f = r->followers;
+    evhttp_send_reply_end(f->req);
+    follower_detach(f);
+  }
+  if (r->session != NULL && r->session->running == r) r->session->running = NULL;
+  agent_fini(&r->agent);
+  turn_order_free(r->order);
+  turn_buf_fini(&r->log);
+  free(r->line_end);
+  if (r->timer != NULL) event_free(r->timer);
+  free(r);
+}
+
+/* Ended and kept for --retain seconds: then it goes, unless someone still reads. */
+static void run_release(struct run *r) {
+  if (r->followers != NULL) {
+    arm(r, 1000);
+    return;
+  }
+  struct run **p = &r->d->runs;
+  while (*p != NULL && *p != r)
+    p = &(*p)->next;
+  if (*p == r) *p = r->next;
+  run_free(r);
+}
+
+static void on_timer(evutil_socket_t fd, short events, void *arg) {
+  (void)fd;
+  (void)events;
+  struct run *r = arg;
+  if (r->ended)
+    run_release(r);
+  else
+    run_pump(r);
+}
+
+/* Gives ev its seq, checks it, keeps it and sends it to every follower. */
+static void run_append(struct run *r, turn_event *ev) {
+  ev->seq = r->n_events;
+  turn_error err;
+  if (turn_order_step(r->order, ev, &err) != TURN_OK) {
+    /* A bug in turnd: say so; the line still goes out, so tests that check the
+     * stream with turncheck see it. */
+    char msg[200];
+    turn_error_format(&err, msg, sizeof msg);
+    fprintf(stderr, "turnd: bug: turn %s seq %llu: %s\n", r->id,
+            (unsigned long long)ev->seq, msg);
+  }
+  if (r->n_events == r->cap_lines) {
+    size_t cap = r->cap_lines == 0 ? 64 : r->cap_lines * 2;
+    size_t *grown = realloc(r->line_end, cap * sizeof *grown);
+    if (grown == NULL) return;
+    r->line_end = grown;
+    r->cap_lines = cap;
+  }
+  size_t saved = r->log.len;
+  if (turn_event_encode(ev, &r->log) != TURN_OK ||
+      turn_buf_append(&r->log, "\n", 1) != 0) {
+    r->log.len = saved;
+    fprintf(stderr, "turnd: turn %s: an event could not be kept\n", r->id);
+    return;
+  }
+  r->line_end[r->n_events++] = r->log.len;
+  if (ev->type == TURN_EV_END) {
+    r->ended = true;
+    if (r->session != NULL && r->session->running == r) r->session->running = NULL;
+    if (r->session != NULL) r->session->updated_ms = turnd_now_ms();
+  }
+  struct follower *f = r->followers;
+  while (f != NULL) {
+    struct follower *next = f->next; /* flush may free f */
+    follower_flush(f);
+    f = next;
+  }
+}
+
+static void run_pump(struct run *r) {
+  for (int budget = 0; budget < PUMP_BUDGET && !r->ended; budget++) {
+    struct agent_action act;
+    agent_next(&r->agent, turnd_now_ms(), &act);
+    switch (act.kind) {
+    case AGENT_EMIT:
+      run_append(r, &act.ev);
+      break;
+    case AGENT_WAIT:
+      if (act.wait_ms == 0) break;
+      arm(r, act.wait_ms);
+      return;
+    case AGENT_AWAIT:
+      arm(r, act.wait_ms);
+      return;
+    case AGENT_END:
+      return;
+    }
+  }
+  if (r->ended)
+    arm(r, (uint64_t)r->d->opt->retain_s * 1000);
+  else
+    arm(r, 0); /* out of budget: go on in the next loop iteration */
+}
+
+struct run *run_start(struct turnd *d, struct session *s, const char *text) {
+  struct run *r = calloc(1, sizeof *r);
+  if (r == NULL) return NULL;
+  char hex[17];
+  if (turnd_random_hex(hex, 8) != 0) {
+    free(r);
+    return NULL;
+  }
+  snprintf(r->id, sizeof r->id, "t-%s", hex);
+  r->d = d;
+  r->session = s;
+  bool busy = s->running != NULL;
+  r->order = turn_order_new(NULL);
+  r->timer = evtimer_new(d->base, on_timer, r);
+  turn_buf_init(&r->log, RUN_LOG_CAP, NULL);
+  if (r->order == NULL || r->timer == NULL ||
+      agent_init(&r->agent, script_pick(&d->script, text), text, r->id, s->id,
+                 d->opt->approval_timeout_s) != 0) {
+    turn_order_free(r->order);
+    if (r->timer != NULL) event_free(r->timer);
+    free(r);
+    return NULL;
+  }
+  r->next = d->runs;
+  d->runs = r;
+  if (busy) {
+    /* The running turn is not disturbed: this one ends at once. */
+    turn_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = TURN_EV_TURN;
+    ev.turn.turn = turn_str_c(r->id);
+    ev.turn.session = turn_str_c(s->id);
+    run_append(r, &ev);
+    memset(&ev, 0, sizeof ev);
+    ev.type = TURN_EV_END;
+    ev.end.stop_reason = TURN_STOP_BUSY;
+    run_append(r, &ev);
+    arm(r, (uint64_t)d->opt->retain_s * 1000);
+    return r;
+  }
+  s->running = r;
+  s->message_count++;
+  s->updated_ms = turnd_now_ms();
+  run_pump(r);
+  return r;
+}
+
+struct run *run_find(struct turnd *d, const char *id) {
+  for (struct run *r = d->runs; r != NULL; r = r->next)
+    if (strcmp(r->id, id) == 0) return r;
+  return NULL;
+}
+
+struct run *run_of_request(struct turnd *d, const char *request) {
+  const char *dot = strrchr(request, '.');
+  if (dot == NULL || (size_t)(dot - request) >= sizeof d->runs->id) return NULL;
+  char id[40];
+  memcpy(id, request, (size_t)(dot - request));
+  id[dot - request] = '\0';
+  return run_find(d, id);
+}
+
+void run_cancel(struct run *r) {
+  if (r->ended) return;
+  agent_cancel(&r->agent);
+  evtimer_del(r->timer);
+  run_pump(r);
+}
+
+int run_decide(struct run *r, const char *request, turn_decision d) {
+  if (agent_decide(&r->agent, request, d) == 0) {
+    evtimer_del(r->timer);
+    run_pump(r);
+    return 0;
+  }
+  /* Ours but not waiting: a request this turn made earlier ("<turn>.a<k>"). */
+  const char *a = strrchr(request, '.');
+  if (a != NULL && a[1] == 'a') {
+    char *end;
+    unsigned long k = strtoul(a + 2, &end, 10);
+    if (*end == '\0' && k >= 1 && k <= r->agent.tools_used) return 1;
+  }
+  return -1;
+}
+
+void run_free_all(struct turnd *d) {
+  /* A turn still running when turnd stops ends as interrupted, and its readers
+   * get that end before their answers close. */
+  for (struct run *r = d->runs; r != NULL; r = r->next) {
+    if (r->ended) continue;
+    turn_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = TURN_EV_END;
+    ev.end.stop_reason = TURN_STOP_INTERRUPT;
+    run_append(r, &ev);
+  }
+  while (d->runs != NULL) {
+    struct run *r = d->runs;
+    d->runs = r->next;
+    run_free(r);
+  }
+}

@@ -1,0 +1,53 @@
+/* A turn inside turnd: its agent, every event it emitted (encoded, in order, each
+ * checked by libturn's order checker first), and the readers following it. A run
+ * is independent of any connection: readers come and go, the agent goes on. */
+#ifndef TURND_RUN_H
+#define TURND_RUN_H
+
+#include "agent/agent.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct turnd;
+struct session;
+struct evhttp_request;
+struct follower;
+
+struct run {
+  struct turnd *d;         /* the daemon, which lists us */
+  struct session *session; /* borrowed; sessions outlive runs */
+  char id[40];             /* "t-" + 16 hex digits */
+  struct agent agent;      /* the turn's core */
+  turn_order *order;       /* every event goes through it before it is kept */
+  turn_buf log;            /* every line so far, each with its "\n" */
+  size_t *line_end;        /* line_end[seq]: offset in log after that line */
+  size_t cap_lines;
+  uint64_t n_events;          /* events so far: the next seq */
+  bool ended;                 /* the end event is in log */
+  struct event *timer;        /* owned: the agent's waits, then the retain timer */
+  struct follower *followers; /* readers streaming this run */
+  struct run *next;           /* in the daemon's list */
+};
+
+/* Starts a turn for text in session (busy: the turn ends at once with "busy").
+ * Returns the run, or NULL when out of memory. */
+struct run *run_start(struct turnd *d, struct session *s, const char *text);
+struct run *run_find(struct turnd *d, const char *id);
+/* The run an approval request belongs to ("<turn>.a<k>"), or NULL. */
+struct run *run_of_request(struct turnd *d, const char *request);
+
+/* Streams the run to req from seq next_seq on, then follows it to its end. The
+ * answer's status line is sent here. Returns 0 or -1 (req already answered). */
+int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq);
+
+/* The owner asked to stop. Changes nothing once the run has ended. */
+void run_cancel(struct run *r);
+/* The owner's decision on request: 0 taken, 1 not waiting any more (decided or
+ * expired), -1 unknown to this run. */
+int run_decide(struct run *r, const char *request, turn_decision d);
+
+/* Frees every run (at shutdown): followers' answers are ended first. */
+void run_free_all(struct turnd *d);
+
+#endif

@@ -1,0 +1,65 @@
+/* In-memory sessions; see session.h. */
+#include "session.h"
+
+#include "daemon.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TITLE_MAX 80 /* bytes, cut at a UTF-8 boundary */
+
+struct session *session_find(struct turnd *d, const char *id) {
+  for (struct session *s = d->sessions; s != NULL; s = s->next)
+    if (strcmp(s->id, id) == 0) return s;
+  return NULL;
+}
+
+static char *make_title(const char *text) {
+  size_t n = strlen(text);
+  if (n > TITLE_MAX) {
+    n = TITLE_MAX;
+    while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
+      n--;
+  }
+  char *t = malloc(n + 1);
+  if (t == NULL) return NULL;
+  for (size_t i = 0; i < n; i++)
+    t[i] = text[i] == '\n' || text[i] == '\r' || text[i] == '\t' ? ' ' : text[i];
+  t[n] = '\0';
+  return t;
+}
+
+struct session *session_create(struct turnd *d, const char *first_text) {
+  struct session *s = calloc(1, sizeof *s);
+  if (s == NULL) return NULL;
+  uint64_t now = turnd_now_ms();
+  time_t secs = (time_t)(now / 1000);
+  struct tm tm;
+  gmtime_r(&secs, &tm);
+  char stamp[20], rnd[5];
+  strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  s->title = make_title(first_text);
+  if (s->title == NULL || turnd_random_hex(rnd, 2) != 0) {
+    free(s->title);
+    free(s);
+    return NULL;
+  }
+  snprintf(s->id, sizeof s->id, "%s-%s", stamp, rnd);
+  s->created_ms = s->updated_ms = now;
+  s->next = d->sessions;
+  d->sessions = s;
+  return s;
+}
+
+void session_free_all(struct turnd *d) {
+  struct session *s = d->sessions;
+  while (s != NULL) {
+    struct session *next = s->next;
+    free(s->title);
+    free(s);
+    s = next;
+  }
+  d->sessions = NULL;
+}
