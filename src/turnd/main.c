@@ -13,10 +13,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* SIGTERM, SIGINT: running turns end as interrupted, and the loop runs a moment
+ * longer so that their readers get that end before turnd exits. */
 static void on_stop_signal(evutil_socket_t sig, short events, void *arg) {
   (void)sig;
   (void)events;
-  event_base_loopexit(arg, NULL);
+  struct turnd *d = arg;
+  run_interrupt_all(d);
+  struct timeval drain = {0, 200 * 1000};
+  event_base_loopexit(d->base, &drain);
 }
 
 /* Creates dir and its parents when missing. */
@@ -106,8 +111,8 @@ int main(int argc, char **argv) {
     event_base_free(base);
     return 1;
   }
-  struct event *sigterm = evsignal_new(base, SIGTERM, on_stop_signal, base);
-  struct event *sigint = evsignal_new(base, SIGINT, on_stop_signal, base);
+  struct event *sigterm = evsignal_new(base, SIGTERM, on_stop_signal, &d);
+  struct event *sigint = evsignal_new(base, SIGINT, on_stop_signal, &d);
   if (sigterm == NULL || sigint == NULL || event_add(sigterm, NULL) != 0 ||
       event_add(sigint, NULL) != 0) {
     fprintf(stderr, "turnd: cannot watch for signals\n");

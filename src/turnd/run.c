@@ -16,8 +16,9 @@
 #include <time.h>
 
 #define RUN_LOG_CAP (64u << 20) /* bytes of one turn's events: far past any real turn */
-#define PUMP_BUDGET 1000 /* agent steps per callback, so one turn cannot starve others \
-                          */
+#define PUMP_BUDGET                                                  \
+  1000 /* agent steps per callback, so one turn cannot starve others \
+        */
 
 struct follower {
   struct run *run;                /* the run we read; it outlives us */
@@ -46,11 +47,15 @@ static void follower_detach(struct follower *f) {
   free(f);
 }
 
-/* The client went away: libevent frees the request; we only forget it. */
+/* The client went away. libevent leaves a chunked answer's request to its owner
+ * (it does not free it when the connection closes), so ending the answer here is
+ * what frees it; nothing reaches the closed socket. */
 static void on_follower_close(struct evhttp_connection *conn, void *arg) {
   (void)conn;
   struct follower *f = arg;
+  evhttp_connection_set_closecb(f->conn, NULL, NULL);
   f->conn = NULL;
+  evhttp_send_reply_end(f->req);
   follower_detach(f);
 }
 
@@ -286,17 +291,20 @@ int run_decide(struct run *r, const char *request, turn_decision d) {
   return -1;
 }
 
-void run_free_all(struct turnd *d) {
-  /* A turn still running when turnd stops ends as interrupted, and its readers
-   * get that end before their answers close. */
+void run_interrupt_all(struct turnd *d) {
   for (struct run *r = d->runs; r != NULL; r = r->next) {
     if (r->ended) continue;
+    evtimer_del(r->timer);
     turn_event ev;
     memset(&ev, 0, sizeof ev);
     ev.type = TURN_EV_END;
     ev.end.stop_reason = TURN_STOP_INTERRUPT;
     run_append(r, &ev);
   }
+}
+
+void run_free_all(struct turnd *d) {
+  run_interrupt_all(d);
   while (d->runs != NULL) {
     struct run *r = d->runs;
     d->runs = r->next;

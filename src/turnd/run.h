@@ -47,6 +47,9 @@ void run_cancel(struct run *r);
  * expired), -1 unknown to this run. */
 int run_decide(struct run *r, const char *request, turn_decision d);
 
+/* turnd is stopping: every running turn ends now as interrupted, and its readers
+ * get that end (the loop must still run for it to reach them). */
+void run_interrupt_all(struct turnd *d);
 /* Frees every run (at shutdown): followers' answers are ended first. */
 void run_free_all(struct turnd *d);
 

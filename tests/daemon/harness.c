@@ -173,3 +173,95 @@ void http_answer_free(struct http_answer *a) {
   free(a->body);
   a->body = NULL;
 }
+
+static size_t on_stream(char *data, size_t size, size_t n, void *arg) {
+  struct http_stream *s = arg;
+  size_t len = size * n;
+  char *grown = realloc(s->raw, s->len + len + 1);
+  if (grown == NULL) return 0;
+  memcpy(grown + s->len, data, len);
+  s->raw = grown;
+  s->len += len;
+  s->raw[s->len] = '\0';
+  if (s->max_lines > 0) {
+    size_t lines = 0;
+    for (size_t i = 0; i < s->len; i++)
+      lines += s->raw[i] == '\n';
+    if (lines >= s->max_lines) return 0; /* drop the connection here */
+  }
+  return len;
+}
+
+static size_t on_stream_header(char *data, size_t size, size_t n, void *arg) {
+  struct http_stream *s = arg;
+  size_t len = size * n;
+  static const char name[] = "Content-Type:";
+  if (len > sizeof name && strncasecmp(data, name, sizeof name - 1) == 0) {
+    const char *v = data + sizeof name - 1;
+    size_t vl = len - (sizeof name - 1);
+    while (vl > 0 && *v == ' ')
+      v++, vl--;
+    while (vl > 0 && (v[vl - 1] == '\r' || v[vl - 1] == '\n'))
+      vl--;
+    if (vl >= sizeof s->content_type) vl = sizeof s->content_type - 1;
+    memcpy(s->content_type, v, vl);
+    s->content_type[vl] = '\0';
+  }
+  return len;
+}
+
+int http_stream(const char *method, const char *url, const char *body, size_t max_lines,
+                struct http_stream *s) {
+  memset(s, 0, sizeof *s);
+  s->max_lines = max_lines;
+  CURL *curl = curl_easy_init();
+  if (curl == NULL) return -1;
+  curl_easy_setopt(curl, CURLOPT_URL, url);
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_stream);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, s);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_stream_header);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, s);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
+  curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(curl, CURLOPT_FORBID_REUSE, 1L);
+  if (body != NULL) curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+  CURLcode rc = curl_easy_perform(curl);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &s->status);
+  curl_easy_cleanup(curl);
+  if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && max_lines > 0)) return -1;
+  if (s->raw == NULL) s->raw = calloc(1, 1);
+  /* Split a copy at newlines; a partial last line is left out. */
+  char *copy = malloc(s->len + 1);
+  s->lines = calloc(s->len + 1, sizeof *s->lines);
+  if (s->raw == NULL || copy == NULL || s->lines == NULL) {
+    free(copy);
+    return -1;
+  }
+  memcpy(copy, s->raw, s->len + 1);
+  char *p = copy;
+  char *nl;
+  while ((nl = strchr(p, '\n')) != NULL) {
+    *nl = '\0';
+    s->lines[s->n++] = p;
+    p = nl + 1;
+  }
+  if (s->n == 0) free(copy);
+  return 0;
+}
+
+void http_stream_free(struct http_stream *s) {
+  if (s->n > 0) free(s->lines[0]);
+  free(s->lines);
+  free(s->raw);
+  memset(s, 0, sizeof *s);
+}
+
+int harness_write_file(const char *dir, const char *name, const char *text, char *out,
+                       size_t cap) {
+  snprintf(out, cap, "%s/%s", dir, name);
+  FILE *f = fopen(out, "w");
+  if (f == NULL) return -1;
+  fputs(text, f);
+  return fclose(f) == 0 ? 0 : -1;
+}

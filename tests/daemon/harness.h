@@ -18,7 +18,8 @@ struct turnd_proc {
  * (NULL-terminated, may be NULL), and waits for its "listening on" line.
  * Returns 0, or -1 if it exited or printed something else. */
 int harness_start(struct turnd_proc *t, const char *const *extra);
-/* Sends sig and waits: returns the exit status (128 + signal if killed by one). */
+/* Sends sig (0: none) and waits: returns the exit status (128 + signal if killed
+ * by one). */
 int harness_stop(struct turnd_proc *t, int sig);
 /* Runs turnd with exactly args (NULL-terminated) to its end: its exit status. */
 int harness_run(const char *const *args);
@@ -34,5 +35,25 @@ struct http_answer {
 /* One request (body may be NULL). Returns 0, or -1 if no HTTP answer came. */
 int http_do(const char *method, const char *url, const char *body, struct http_answer *a);
 void http_answer_free(struct http_answer *a);
+
+/* A streamed NDJSON answer, read to its end or, with max_lines > 0, until that
+ * many lines came, after which the client drops the connection. */
+struct http_stream {
+  long status;
+  char content_type[64];
+  char *raw; /* every byte received, NUL-terminated, owned */
+  size_t len;
+  char **lines; /* the complete lines, without "\n", pointing into a copy */
+  size_t n;
+  size_t max_lines;
+};
+
+int http_stream(const char *method, const char *url, const char *body, size_t max_lines,
+                struct http_stream *s);
+void http_stream_free(struct http_stream *s);
+
+/* Writes text to a new file in dir; the path goes to out. Returns 0 or -1. */
+int harness_write_file(const char *dir, const char *name, const char *text, char *out,
+                       size_t cap);
 
 #endif

@@ -1,0 +1,481 @@
+/* Turns over real HTTP: the demo turn with an approval, re-attaching after a
+ * dropped connection, two readers, cancel, busy, approvals answered, refused,
+ * twice or never, script models, and every bad request. Every stream turnd sends
+ * must pass libturn's parser and order checker. */
+#include "harness.h"
+#include "turn/turn.h"
+
+#include <jansson.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* ------------------------------------------------------------- helpers */
+
+struct check {
+  turn_order *order;
+  int problems;
+};
+
+static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
+  struct check *c = ctx;
+  if (err != NULL || turn_order_step(c->order, ev, NULL) != TURN_OK) c->problems++;
+  return 0;
+}
+
+/* The lines of one whole turn are valid and in order. */
+static void assert_valid_turn(char **lines, size_t n) {
+  struct check c = {turn_order_new(NULL), 0};
+  turn_reader *r = turn_reader_new(1 << 20, NULL);
+  assert_non_null(c.order);
+  assert_non_null(r);
+  for (size_t i = 0; i < n; i++) {
+    turn_reader_feed(r, lines[i], strlen(lines[i]), on_event, &c);
+    turn_reader_feed(r, "\n", 1, on_event, &c);
+  }
+  turn_reader_finish(r, on_event, &c);
+  if (turn_order_finish(c.order, NULL) != TURN_OK) c.problems++;
+  turn_reader_free(r);
+  turn_order_free(c.order);
+  assert_int_equal(c.problems, 0);
+}
+
+static json_t *line_json(const char *line) {
+  json_error_t e;
+  json_t *j = json_loads(line, 0, &e);
+  if (j == NULL) fail_msg("not JSON: %s", line);
+  return j;
+}
+
+/* A string field of a line, copied into out. */
+static void field(const char *line, const char *key, char *out, size_t cap) {
+  json_t *j = line_json(line);
+  const char *v = json_string_value(json_object_get(j, key));
+  snprintf(out, cap, "%s", v != NULL ? v : "");
+  json_decref(j);
+}
+
+static bool is_type(const char *line, const char *type) {
+  char t[32];
+  field(line, "type", t, sizeof t);
+  return strcmp(t, type) == 0;
+}
+
+static const char *last(const struct http_stream *s) {
+  assert_true(s->n > 0);
+  return s->lines[s->n - 1];
+}
+
+static void url(char *out, size_t cap, const struct turnd_proc *t, const char *fmt, ...) {
+  size_t n = (size_t)snprintf(out, cap, "%s", t->base_url);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out + n, cap - n, fmt, ap);
+  va_end(ap);
+}
+
+static void expect_status(const char *method, const char *u, const char *body,
+                          long status, const char *code) {
+  struct http_answer a;
+  assert_int_equal(http_do(method, u, body, &a), 0);
+  if (a.status != status)
+    fail_msg("%s %s: %ld, want %ld: %s", method, u, a.status, status, a.body);
+  if (code != NULL) {
+    json_t *j = line_json(a.body);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "error"), "code")), code);
+    json_decref(j);
+  }
+  http_answer_free(&a);
+}
+
+/* A script file in a fresh folder, and turnd started with it. */
+static void start_with_script(struct turnd_proc *t, const char *script,
+                              const char *const *more) {
+  static char dir[64];
+  snprintf(dir, sizeof dir, "/tmp/turnd-script-XXXXXX");
+  assert_non_null(mkdtemp(dir));
+  static char path[128], model[160];
+  assert_int_equal(harness_write_file(dir, "script.json", script, path, sizeof path), 0);
+  snprintf(model, sizeof model, "script:%s", path);
+  const char *extra[8] = {"--model", model};
+  size_t n = 2;
+  for (size_t i = 0; more != NULL && more[i] != NULL && n < 7; i++)
+    extra[n++] = more[i];
+  extra[n] = NULL;
+  assert_int_equal(harness_start(t, extra), 0);
+  remove(path);
+  remove(dir);
+}
+
+/* ---------------------------------------------------------------- tests */
+
+/* The demo turn: it streams to the approval, the reader drops, the owner
+ * approves, and a re-attach with after= gets the rest, nothing lost or repeated. */
+static void test_turns_demo_with_approval_and_reattach(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  char u[512];
+  url(u, sizeof u, &t, "/api/turns");
+  struct http_stream first;
+  /* The demo's approval is its 10th line. */
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"lights please\"}", 10, &first),
+                   0);
+  assert_int_equal(first.status, 200);
+  assert_string_equal(first.content_type, "application/x-ndjson");
+  assert_int_equal(first.n, 10);
+  assert_true(is_type(first.lines[0], "turn"));
+  assert_true(is_type(last(&first), "approval"));
+  assert_non_null(strstr(first.lines[1], "lights please")); /* {{input}} */
+  char turn[64], request[96];
+  field(first.lines[0], "turn", turn, sizeof turn);
+  field(last(&first), "request", request, sizeof request);
+
+  url(u, sizeof u, &t, "/api/approvals/%s", request);
+  expect_status("POST", u, "{\"decision\": \"approved\"}", 204, NULL);
+  expect_status("POST", u, "{\"decision\": \"rejected\"}", 409, "already_decided");
+
+  url(u, sizeof u, &t, "/api/turns/%s?after=9", turn);
+  struct http_stream rest;
+  assert_int_equal(http_stream("GET", u, NULL, 0, &rest), 0);
+  assert_int_equal(rest.status, 200);
+  assert_true(rest.n > 3);
+  assert_true(is_type(rest.lines[0], "approval_decided"));
+  assert_non_null(strstr(last(&rest), "\"stop_reason\":\"end_turn\""));
+
+  char *all[64];
+  size_t n = 0;
+  for (size_t i = 0; i < first.n; i++)
+    all[n++] = first.lines[i];
+  for (size_t i = 0; i < rest.n && n < 64; i++)
+    all[n++] = rest.lines[i];
+  assert_valid_turn(all, n);
+  bool widget = false, approved = false;
+  for (size_t i = 0; i < n; i++) {
+    widget |= is_type(all[i], "widget");
+    approved |= strstr(all[i], "\"approval\":\"approved\"") != NULL;
+  }
+  assert_true(widget);
+  assert_true(approved);
+  /* The whole turn from the start, once more, is the same bytes. */
+  url(u, sizeof u, &t, "/api/turns/%s", turn);
+  struct http_stream again;
+  assert_int_equal(http_stream("GET", u, NULL, 0, &again), 0);
+  assert_int_equal(again.n, n);
+  for (size_t i = 0; i < n; i++)
+    assert_string_equal(again.lines[i], all[i]);
+  http_stream_free(&again);
+  http_stream_free(&first);
+  http_stream_free(&rest);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+static const char slow_script[] =
+    "{\"default\": [[{\"text\": \"one\"}, {\"delay_ms\": 300}, {\"text\": \"two\"},"
+    " {\"delay_ms\": 300}, {\"text\": \"{{input}}\"}]]}";
+
+/* Waits far longer than any test step: a turn running it ends only when told. */
+static const char long_script[] =
+    "{\"default\": [[{\"text\": \"one\"}, {\"delay_ms\": 60000}, {\"text\": \"two\"}]]}";
+
+/* Two readers at once see the same stream; a third re-attaches mid-way. */
+static void test_turns_two_readers_and_a_late_one(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t, slow_script, NULL);
+  char u[512];
+  url(u, sizeof u, &t, "/api/turns");
+  struct http_stream head;
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"three\"}", 2, &head), 0);
+  char turn[64];
+  field(head.lines[0], "turn", turn, sizeof turn);
+  url(u, sizeof u, &t, "/api/turns/%s", turn);
+  struct http_stream a, b;
+  assert_int_equal(http_stream("GET", u, NULL, 0, &a), 0);
+  url(u, sizeof u, &t, "/api/turns/%s?after=1", turn);
+  assert_int_equal(http_stream("GET", u, NULL, 0, &b), 0);
+  assert_int_equal(a.n, 5);
+  assert_int_equal(b.n, 3);
+  for (size_t i = 0; i < b.n; i++)
+    assert_string_equal(b.lines[i], a.lines[i + 2]);
+  assert_non_null(strstr(a.lines[3], "three"));
+  assert_valid_turn(a.lines, a.n);
+  http_stream_free(&head);
+  http_stream_free(&a);
+  http_stream_free(&b);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Cancel during a wait: end with cancelled; cancel again: 204, nothing changes. */
+static void test_turns_cancel(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t, long_script, NULL);
+  char u[512];
+  url(u, sizeof u, &t, "/api/turns");
+  struct http_stream head;
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 2, &head), 0);
+  char turn[64];
+  field(head.lines[0], "turn", turn, sizeof turn);
+  url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
+  expect_status("POST", u, NULL, 204, NULL);
+  expect_status("POST", u, NULL, 204, NULL);
+  url(u, sizeof u, &t, "/api/turns/%s", turn);
+  struct http_stream all;
+  assert_int_equal(http_stream("GET", u, NULL, 0, &all), 0);
+  assert_non_null(strstr(last(&all), "\"stop_reason\":\"cancelled\""));
+  assert_valid_turn(all.lines, all.n);
+  url(u, sizeof u, &t, "/api/turns/t-0000000000000000/cancel");
+  expect_status("POST", u, NULL, 404, "unknown_turn");
+  http_stream_free(&head);
+  http_stream_free(&all);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* A second turn on a session that has one running ends at once with busy; the
+ * first goes on undisturbed. */
+static void test_turns_busy(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t, long_script, NULL);
+  char u[512], body[256];
+  url(u, sizeof u, &t, "/api/turns");
+  struct http_stream first;
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 1, &first), 0);
+  char session[64], turn[64];
+  field(first.lines[0], "session", session, sizeof session);
+  field(first.lines[0], "turn", turn, sizeof turn);
+  snprintf(body, sizeof body, "{\"session\": \"%s\", \"text\": \"y\"}", session);
+  struct http_stream second;
+  assert_int_equal(http_stream("POST", u, body, 0, &second), 0);
+  assert_int_equal(second.n, 2);
+  assert_non_null(strstr(second.lines[1], "\"stop_reason\":\"busy\""));
+  assert_valid_turn(second.lines, second.n);
+  /* The first turn was not disturbed: it goes on until cancelled. */
+  url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
+  expect_status("POST", u, NULL, 204, NULL);
+  url(u, sizeof u, &t, "/api/turns/%s", turn);
+  struct http_stream rest;
+  assert_int_equal(http_stream("GET", u, NULL, 0, &rest), 0);
+  assert_int_equal(rest.n, 3); /* turn, "one", end */
+  assert_non_null(strstr(last(&rest), "\"stop_reason\":\"cancelled\""));
+  /* Once it ended, the session takes a new turn. */
+  url(u, sizeof u, &t, "/api/turns");
+  struct http_stream third;
+  assert_int_equal(http_stream("POST", u, body, 1, &third), 0);
+  assert_true(is_type(third.lines[0], "turn"));
+  http_stream_free(&first);
+  http_stream_free(&second);
+  http_stream_free(&rest);
+  http_stream_free(&third);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Rejected: the tool does not run. Unanswered: it times out and does not run. */
+static void test_turns_approval_rejected_and_timed_out(void **state) {
+  (void)state;
+  static const char script[] = "{\"default\": [[{\"tool_use\": {\"name\": \"lamp_set\", "
+                               "\"input\": {\"name\": \"desk\","
+                               " \"on\": true}}}], [{\"text\": \"ok\"}]]}";
+  const char *more[] = {"--approval-timeout", "1", NULL};
+  struct turnd_proc t;
+  start_with_script(&t, script, more);
+  char u[512];
+  url(u, sizeof u, &t, "/api/turns");
+  struct http_stream head;
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 4, &head), 0);
+  char turn[64], request[96];
+  field(head.lines[0], "turn", turn, sizeof turn);
+  field(head.lines[3], "request", request, sizeof request);
+  url(u, sizeof u, &t, "/api/approvals/%s", request);
+  expect_status("POST", u, "{\"decision\": \"maybe\"}", 400, "bad_request");
+  expect_status("POST", u, "{\"decision\": \"rejected\"}", 204, NULL);
+  url(u, sizeof u, &t, "/api/turns/%s", turn);
+  struct http_stream all;
+  assert_int_equal(http_stream("GET", u, NULL, 0, &all), 0);
+  assert_valid_turn(all.lines, all.n);
+  assert_non_null(strstr(all.lines[5], "\"status\":\"rejected\""));
+  assert_non_null(strstr(all.lines[5], "\"approval\":\"rejected\""));
+  http_stream_free(&head);
+  http_stream_free(&all);
+
+  /* Nobody answers: after --approval-timeout the decision is timeout. */
+  url(u, sizeof u, &t, "/api/turns");
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 0, &all), 0);
+  assert_valid_turn(all.lines, all.n);
+  assert_non_null(strstr(all.lines[4], "\"decision\":\"timeout\""));
+  assert_non_null(strstr(all.lines[5], "\"approval\":\"timeout\""));
+  field(all.lines[3], "request", request, sizeof request);
+  url(u, sizeof u, &t, "/api/approvals/%s", request);
+  expect_status("POST", u, "{\"decision\": \"approved\"}", 409, "already_decided");
+  url(u, sizeof u, &t, "/api/approvals/t-0000000000000000.a1");
+  expect_status("POST", u, "{\"decision\": \"approved\"}", 404, "unknown_request");
+  http_stream_free(&all);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* The script's steps: throttling, progress, a failing tool, an unknown tool, a
+ * widget, max_tokens, and a model failure. */
+static void test_turns_script_steps(void **state) {
+  (void)state;
+  static const char script[] =
+      "{\"turns\": ["
+      " {\"when\": \"fail\", \"replies\": [[{\"text\": \"a\"}, {\"fail\": \"upstream "
+      "500\"}]]},"
+      " {\"when\": \"long\", \"replies\": [[{\"text\": \"cut\"}, {\"stop\": "
+      "\"max_tokens\"}]]}],"
+      " \"default\": [[{\"throttle\": 0.2}, {\"reasoning\": \"r\"},"
+      "  {\"tool_use\": {\"name\": \"count_slowly\", \"input\": {\"to\": 3, "
+      "\"interval_ms\": 50}}},"
+      "  {\"tool_use\": {\"name\": \"fail_tool\", \"input\": {}}},"
+      "  {\"tool_use\": {\"name\": \"nonesuch\", \"input\": {\"a\": [1, 2]}}},"
+      "  {\"tool_use\": {\"name\": \"render_ui\", \"input\": {\"title\": \"T\", "
+      "\"html\": "
+      "\"<b>secret html</b>\"}}}],"
+      " [{\"text\": \"done\"}]]}";
+  struct turnd_proc t;
+  start_with_script(&t, script, NULL);
+  char u[512];
+  url(u, sizeof u, &t, "/api/turns");
+  struct http_stream s;
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"go\"}", 0, &s), 0);
+  assert_valid_turn(s.lines, s.n);
+  int progress = 0, errors = 0, widgets = 0;
+  for (size_t i = 0; i < s.n; i++) {
+    progress += is_type(s.lines[i], "tool_progress");
+    errors += strstr(s.lines[i], "\"status\":\"error\"") != NULL;
+    widgets += is_type(s.lines[i], "widget");
+    if (is_type(s.lines[i], "tool_input")) assert_null(strstr(s.lines[i], "secret html"));
+  }
+  assert_true(is_type(s.lines[1], "throttled"));
+  assert_int_equal(progress, 3);
+  assert_int_equal(errors, 2);
+  assert_int_equal(widgets, 1);
+  assert_non_null(strstr(last(&s), "\"stop_reason\":\"end_turn\""));
+  http_stream_free(&s);
+
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"please fail\"}", 0, &s), 0);
+  assert_valid_turn(s.lines, s.n);
+  assert_true(is_type(s.lines[s.n - 2], "notice"));
+  assert_non_null(strstr(last(&s), "\"stop_reason\":\"error\""));
+  http_stream_free(&s);
+
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"a long one\"}", 0, &s), 0);
+  assert_non_null(strstr(last(&s), "\"stop_reason\":\"max_tokens\""));
+  http_stream_free(&s);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Every bad request gets its typed error and starts nothing. */
+static void test_turns_bad_requests(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  char u[512];
+  url(u, sizeof u, &t, "/api/turns");
+  expect_status("POST", u, "{\"text\": ", 400, "bad_json");
+  expect_status("POST", u, "[\"text\"]", 400, "bad_json");
+  expect_status("POST", u, "{}", 400, "bad_request");
+  expect_status("POST", u, "{\"text\": \"   \\n\"}", 400, "bad_request");
+  expect_status("POST", u, "{\"text\": 5}", 400, "bad_request");
+  expect_status("POST", u, "{\"text\": \"a\\u0000b\"}", 400, "bad_json");
+  expect_status("POST", u, "{\"text\": \"hi\", \"session\": \"nope\"}", 404,
+                "unknown_session");
+  expect_status("POST", u, "{\"text\": \"hi\", \"session\": 7}", 400, "bad_request");
+  size_t big = 70 * 1024;
+  char *body = malloc(big + 32);
+  assert_non_null(body);
+  memcpy(body, "{\"text\": \"", 10);
+  memset(body + 10, 'a', big);
+  memcpy(body + 10 + big, "\"}", 3);
+  expect_status("POST", u, body, 413, "body_too_large");
+  free(body);
+  url(u, sizeof u, &t, "/api/turns/t-0000000000000000");
+  expect_status("GET", u, NULL, 404, "unknown_turn");
+  url(u, sizeof u, &t, "/api/turns");
+  struct http_stream s;
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"hi\"}", 1, &s), 0);
+  char turn[64];
+  field(s.lines[0], "turn", turn, sizeof turn);
+  http_stream_free(&s);
+  static const char *const afters[] = {"?after=-1", "?after=x", "?after=", "?after=1e3"};
+  for (size_t i = 0; i < sizeof afters / sizeof afters[0]; i++) {
+    url(u, sizeof u, &t, "/api/turns/%s%s", turn, afters[i]);
+    expect_status("GET", u, NULL, 400, "bad_request");
+  }
+  url(u, sizeof u, &t, "/api/approvals/x");
+  expect_status("POST", u, "nope", 400, "bad_json");
+  expect_status("GET", u, NULL, 405, "method_not_allowed");
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Reads from fd into buf (cap bytes) until want appears, or to EOF when want is
+ * NULL. Returns the bytes held. */
+static size_t read_until(int fd, char *buf, size_t len, size_t cap, const char *want) {
+  while (len + 1 < cap) {
+    buf[len] = '\0';
+    if (want != NULL && strstr(buf, want) != NULL) break;
+    ssize_t got = read(fd, buf + len, cap - 1 - len);
+    if (got <= 0) break;
+    len += (size_t)got;
+  }
+  buf[len] = '\0';
+  return len;
+}
+
+/* SIGTERM while a turn runs: its reader gets the end, as interrupted. The reader
+ * is a plain socket, so the test knows it is attached when the approval arrives. */
+static void test_turns_interrupted_by_sigterm(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)t.port)};
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  static const char body[] = "{\"text\": \"x\"}";
+  char req[256];
+  int n =
+      snprintf(req, sizeof req,
+               "POST /api/turns HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               "Content-Length: %zu\r\n\r\n%s",
+               sizeof body - 1, body);
+  assert_int_equal(write(fd, req, (size_t)n), n);
+  static char buf[1 << 16];
+  size_t len = read_until(fd, buf, 0, sizeof buf, "\"type\":\"approval\"");
+  assert_non_null(strstr(buf, "\"type\":\"approval\""));
+  kill(t.pid, SIGTERM);
+  len = read_until(fd, buf, len, sizeof buf, NULL);
+  close(fd);
+  if (strstr(buf,
+             "{\"v\":1,\"seq\":10,\"type\":\"end\",\"stop_reason\":\"interrupt\"}") ==
+      NULL)
+    fail_msg("no interrupted end in: %s", buf);
+  assert_int_equal(harness_stop(&t, 0), 0); /* stopping already: only wait */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_turns_demo_with_approval_and_reattach),
+      cmocka_unit_test(test_turns_two_readers_and_a_late_one),
+      cmocka_unit_test(test_turns_cancel),
+      cmocka_unit_test(test_turns_busy),
+      cmocka_unit_test(test_turns_approval_rejected_and_timed_out),
+      cmocka_unit_test(test_turns_script_steps),
+      cmocka_unit_test(test_turns_bad_requests),
+      cmocka_unit_test(test_turns_interrupted_by_sigterm),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
