@@ -6,7 +6,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps build run test test-unit test-sanitize check-source fuzz bench vectors format clean
+.PHONY: all deps build run demo test test-unit test-sanitize check-source fuzz bench vectors format clean
 
 all: build
 
@@ -17,8 +17,15 @@ build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# Until the server exists, the main job is the codec demo.
+# The main job: turnd on the embedded defaults (demo model, demo tools, ./data).
 run: build
+	@echo "turnd: demo model and demo tools, data in ./data. In another terminal:"
+	@echo "  curl -N -X POST -d '{\"text\": \"hello\"}' http://127.0.0.1:8080/api/turns"
+	@echo "  curl -X POST -d '{\"decision\": \"approved\"}' http://127.0.0.1:8080/api/approvals/REQUEST"
+	@./$(BUILD)/turnd --listen 127.0.0.1:8080 --data ./data
+
+# The codec on the spec's example turn: parse, check, encode back byte for byte.
+demo: build
 	@./$(BUILD)/turn-demo
 
 # Every test: the source checks, the suite, then the suite again under ASan+UBSan.
