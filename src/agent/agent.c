@@ -58,10 +58,11 @@ const char *agent_waiting_request(const struct agent *a) {
   return a->state == AGENT_S_APPROVAL ? a->calls[a->tool].request : NULL;
 }
 
-int agent_decide(struct agent *a, const char *request, turn_decision d) {
+int agent_decide(struct agent *a, const char *request, turn_decision d, uint64_t now_ms) {
   if (a->state != AGENT_S_APPROVAL) return -1;
   struct agent_call *c = &a->calls[a->tool];
   if (strcmp(c->request, request) != 0 || c->decided) return -1;
+  if (now_ms >= a->deadline_ms) return -1; /* expired: its timer says timeout */
   c->decided = true;
   c->decision = d;
   return 0;
@@ -172,7 +173,6 @@ static void do_step(struct agent *a, struct agent_action *out) {
     memset(c, 0, sizeof *c);
     c->step = st;
     snprintf(c->id, sizeof c->id, "u%zu", ++a->tools_used);
-    snprintf(c->request, sizeof c->request, "%.40s.a%zu", a->turn_id, a->tools_used);
     const struct demo_tool *tool = demo_tool_find(st->text);
     c->tier = tool != NULL ? tool->tier : TURN_TIER_NULL;
     emit(out, TURN_EV_TOOL_USE);
@@ -232,11 +232,15 @@ static void run_tool(struct agent *a, uint64_t now_ms, struct agent_action *out)
     return;
   }
   if (strcmp(name, "render_ui") == 0 && a->progress_done == 0) {
+    turn_str title, html;
+    if (demo_widget_params(c->step->input, &a->arena, &title, &html) != 0) {
+      result(a, out, TURN_STATUS_ERROR, str_of("render_ui needs a title and html"));
+      return;
+    }
     emit(out, TURN_EV_WIDGET);
     out->ev.widget.id = str_of(c->id);
-    if (demo_widget_params(c->step->input, &a->arena, &out->ev.widget.title,
-                           &out->ev.widget.html) != 0)
-      out->ev.widget.title = out->ev.widget.html = str_of("");
+    out->ev.widget.title = title;
+    out->ev.widget.html = html;
     a->progress_done = 1; /* the widget is out; the result comes next */
     return;
   }
@@ -336,6 +340,8 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     struct agent_call *c = &a->calls[a->tool];
     if (c->tier == 2) {
       const struct demo_tool *tool = demo_tool_find(c->step->text);
+      snprintf(c->request, sizeof c->request, "%.40s.a%zu", a->turn_id,
+               ++a->approvals_asked);
       emit(out, TURN_EV_APPROVAL);
       out->ev.approval.request = str_of(c->request);
       out->ev.approval.tool = str_of(c->step->text);
@@ -344,7 +350,8 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
       out->ev.approval.input = input_of(a, c);
       a->deadline_ms = now_ms + (uint64_t)a->approval_timeout_s * 1000;
       out->ev.approval.has_expires_at = true;
-      out->ev.approval.expires_at_s = (double)(a->deadline_ms / 1000);
+      out->ev.approval.expires_at_s =
+          (double)a->deadline_ms / 1000.0; /* the deadline itself */
       a->state = AGENT_S_APPROVAL;
       return;
     }

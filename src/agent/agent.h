@@ -62,6 +62,7 @@ struct agent {
   struct agent_call calls[AGENT_MAX_CALLS];
   size_t n_calls, tool;   /* calls of this reply; the one running */
   size_t tools_used;      /* across the turn, for ids */
+  size_t approvals_asked; /* across the turn, for request ids "<turn>.a<k>" */
   uint64_t deadline_ms;   /* AGENT_S_APPROVAL: when it times out */
   uint32_t progress_done; /* AGENT_S_PROGRESS: steps reported */
   bool cancelled;
@@ -80,9 +81,10 @@ void agent_fini(struct agent *a);
 void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out);
 /* The owner asked to stop: the next action ends the turn as cancelled. */
 void agent_cancel(struct agent *a);
-/* The owner's answer to approval request. Returns 0, -1 for a request this turn
- * does not wait for. */
-int agent_decide(struct agent *a, const char *request, turn_decision d);
+/* The owner's answer to approval request at now_ms. Returns 0, or -1 for a
+ * request this turn does not wait for (any more: a decision at or past the
+ * deadline is refused, and the timeout stands). */
+int agent_decide(struct agent *a, const char *request, turn_decision d, uint64_t now_ms);
 /* The request the turn waits on (AGENT_AWAIT), or NULL. */
 const char *agent_waiting_request(const struct agent *a);
 

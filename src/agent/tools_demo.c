@@ -54,10 +54,12 @@ int demo_widget_params(const char *input_json, turn_arena *arena, turn_str *titl
   json_t *in = load(input_json);
   const char *t = json_string_value(json_object_get(in, "title"));
   const char *h = json_string_value(json_object_get(in, "html"));
+  bool valid = t != NULL && h != NULL;
   *title = arena_str(arena, t != NULL ? t : "", t != NULL ? strlen(t) : 0);
   *html = arena_str(arena, h != NULL ? h : "", h != NULL ? strlen(h) : 0);
   json_decref(in);
-  return title->p != NULL && html->p != NULL ? 0 : -1;
+  if (title->p == NULL || html->p == NULL) return -1;
+  return valid ? 0 : 1;
 }
 
 const char *demo_visible_input(const char *name, const char *input_json,

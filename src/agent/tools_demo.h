@@ -21,8 +21,9 @@ const struct demo_tool *demo_tool_find(const char *name);
  * at most 100 steps of at most 10 s). */
 void demo_count_params(const char *input_json, uint32_t *to, uint32_t *interval_ms);
 
-/* render_ui's input: title and html (empty when missing), into out (borrowing
- * nothing: copies in arena). Returns 0 or -1 when out of memory. */
+/* render_ui's input: title and html, copied into arena. Returns 0, 1 when either
+ * is missing or not a string (no widget for an invalid input), or -1 when out of
+ * memory. */
 int demo_widget_params(const char *input_json, turn_arena *arena, turn_str *title,
                        turn_str *html);
 

@@ -15,16 +15,24 @@
 #include <string.h>
 #include <time.h>
 
-#define RUN_LOG_CAP (64u << 20) /* bytes of one turn's events: far past any real turn */
-#define PUMP_BUDGET                                                  \
-  1000 /* agent steps per callback, so one turn cannot starve others \
-        */
+/* Bytes of one turn's events: far past any real turn. Past the soft cap the
+ * turn ends with an error; the slack is room for that error and the end. */
+#define RUN_LOG_SOFT_CAP (64u << 20)
+#define RUN_LOG_CAP      (RUN_LOG_SOFT_CAP + 4096)
+/* Agent steps per callback, so that one turn cannot starve the others. */
+#define PUMP_BUDGET 1000
+/* Bytes of the log handed to a reader at a time. */
+#define READER_SLICE (64u * 1024u)
 
 struct follower {
   struct run *run;                /* the run we read; it outlives us */
   struct evhttp_request *req;     /* the streaming answer */
   struct evhttp_connection *conn; /* req's connection: its close ends us */
-  uint64_t next_seq;              /* first seq not yet written to req */
+  size_t next_off;                /* first byte of the run's log not yet handed over;
+                                     SIZE_MAX until the run reaches start_seq */
+  uint64_t start_seq;             /* the first seq asked for (after + 1) */
+  bool writing;                   /* a slice is in the socket's buffer; its
+                                     written callback hands over the next */
   struct follower *next;
 };
 
@@ -59,23 +67,48 @@ static void on_follower_close(struct evhttp_connection *conn, void *arg) {
   follower_detach(f);
 }
 
-/* Writes what f is owed and, once the run has ended, finishes the answer. */
+/* Ends f's answer. f goes first: ending an HTTP/1.0 answer can free the
+ * connection at once, which would call our close callback on a freed request. */
+static void follower_finish(struct follower *f) {
+  struct evhttp_request *req = f->req;
+  follower_detach(f);
+  evhttp_send_reply_end(req);
+}
+
+static void follower_flush(struct follower *f);
+
+/* The slice handed over last has left turnd's buffer: hand over the next. */
+static void on_slice_written(struct evhttp_connection *conn, void *arg) {
+  (void)conn;
+  struct follower *f = arg;
+  f->writing = false;
+  follower_flush(f);
+}
+
+/* Hands f the next slice of the log it is owed, at most READER_SLICE bytes and
+ * only once the previous slice was written: a reader costs at most one slice of
+ * buffer however slow it is, and a fast one gets the turn as it comes. Once the
+ * run has ended and f has everything, the answer is finished. */
 static void follower_flush(struct follower *f) {
   struct run *r = f->run;
-  if (f->next_seq < r->n_events) {
-    size_t start = f->next_seq == 0 ? 0 : r->line_end[f->next_seq - 1];
+  if (f->writing) return;
+  if (f->next_off == SIZE_MAX && r->n_events >= f->start_seq)
+    f->next_off = r->line_end[f->start_seq - 1]; /* start_seq > 0 here */
+  if (f->next_off < r->log.len) {
+    size_t len = r->log.len - f->next_off;
+    if (len > READER_SLICE) len = READER_SLICE;
     struct evbuffer *buf = evbuffer_new();
-    if (buf != NULL) {
-      evbuffer_add(buf, r->log.data + start, r->log.len - start);
-      evhttp_send_reply_chunk(f->req, buf);
-      evbuffer_free(buf);
+    if (buf == NULL || evbuffer_add(buf, r->log.data + f->next_off, len) != 0) {
+      if (buf != NULL) evbuffer_free(buf);
+      return; /* out of memory: the next event or slice tries again */
     }
-    f->next_seq = r->n_events;
+    f->next_off += len;
+    f->writing = true;
+    evhttp_send_reply_chunk_with_cb(f->req, buf, on_slice_written, f);
+    evbuffer_free(buf);
+    return;
   }
-  if (r->ended) {
-    evhttp_send_reply_end(f->req);
-    follower_detach(f);
-  }
+  if (r->ended) follower_finish(f);
 }
 
 int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq) {
@@ -84,7 +117,10 @@ int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq) {
   f->run = r;
   f->req = req;
   f->conn = evhttp_request_get_connection(req);
-  f->next_seq = next_seq;
+  /* A reader may ask for a seq the turn has not reached yet: it gets nothing
+   * until then. */
+  f->start_seq = next_seq;
+  f->next_off = next_seq == 0 ? 0 : SIZE_MAX;
   f->next = r->followers;
   r->followers = f;
   evhttp_connection_set_closecb(f->conn, on_follower_close, f);
@@ -104,11 +140,8 @@ static void arm(struct run *r, uint64_t ms) {
 }
 
 static void run_free(struct run *r) {
-  while (r->followers != NULL) {
-    struct follower *f = r->followers;
-    evhttp_send_reply_end(f->req);
-    follower_detach(f);
-  }
+  while (r->followers != NULL)
+    follower_finish(r->followers);
   if (r->session != NULL && r->session->running == r) r->session->running = NULL;
   agent_fini(&r->agent);
   turn_order_free(r->order);
@@ -141,9 +174,32 @@ static void on_timer(evutil_socket_t fd, short events, void *arg) {
     run_pump(r);
 }
 
-/* Gives ev its seq, checks it, keeps it and sends it to every follower. */
-static void run_append(struct run *r, turn_event *ev) {
+/* The run can keep no more: it ends here, its readers get what there is. */
+static void run_give_up(struct run *r) {
+  fprintf(stderr, "turnd: turn %s: an event could not be kept; the turn ends\n", r->id);
+  r->ended = true;
+  if (r->session != NULL && r->session->running == r) r->session->running = NULL;
+  while (r->followers != NULL)
+    follower_finish(r->followers);
+}
+
+/* Encodes ev as the run's next line and checks it. Returns false when it cannot
+ * be kept (out of memory, or past the log's hard cap). */
+static bool keep(struct run *r, turn_event *ev) {
   ev->seq = r->n_events;
+  if (r->n_events == r->cap_lines) {
+    size_t cap = r->cap_lines == 0 ? 64 : r->cap_lines * 2;
+    size_t *grown = realloc(r->line_end, cap * sizeof *grown);
+    if (grown == NULL) return false;
+    r->line_end = grown;
+    r->cap_lines = cap;
+  }
+  size_t saved = r->log.len;
+  if (turn_event_encode(ev, &r->log) != TURN_OK ||
+      turn_buf_append(&r->log, "\n", 1) != 0) {
+    r->log.len = saved;
+    return false;
+  }
   turn_error err;
   if (turn_order_step(r->order, ev, &err) != TURN_OK) {
     /* A bug in turnd: say so; the line still goes out, so tests that check the
@@ -153,21 +209,33 @@ static void run_append(struct run *r, turn_event *ev) {
     fprintf(stderr, "turnd: bug: turn %s seq %llu: %s\n", r->id,
             (unsigned long long)ev->seq, msg);
   }
-  if (r->n_events == r->cap_lines) {
-    size_t cap = r->cap_lines == 0 ? 64 : r->cap_lines * 2;
-    size_t *grown = realloc(r->line_end, cap * sizeof *grown);
-    if (grown == NULL) return;
-    r->line_end = grown;
-    r->cap_lines = cap;
-  }
-  size_t saved = r->log.len;
-  if (turn_event_encode(ev, &r->log) != TURN_OK ||
-      turn_buf_append(&r->log, "\n", 1) != 0) {
-    r->log.len = saved;
-    fprintf(stderr, "turnd: turn %s: an event could not be kept\n", r->id);
+  r->line_end[r->n_events++] = r->log.len;
+  return true;
+}
+
+/* Gives ev its seq, keeps it and sends it to every follower. A turn that grows
+ * past RUN_LOG_SOFT_CAP ends with an error instead (the slack above it leaves
+ * room for those two lines), so no event is ever lost from the middle. */
+static void run_append(struct run *r, turn_event *ev) {
+  if (r->ended) return;
+  if (r->log.len > RUN_LOG_SOFT_CAP && ev->type != TURN_EV_END) {
+    turn_event err_ev, end_ev;
+    memset(&err_ev, 0, sizeof err_ev);
+    err_ev.type = TURN_EV_ERROR;
+    err_ev.error.message = TURN_STR("the turn grew past the size turnd keeps");
+    memset(&end_ev, 0, sizeof end_ev);
+    end_ev.type = TURN_EV_END;
+    end_ev.end.stop_reason = TURN_STOP_ERROR;
+    agent_cancel(&r->agent);
+    if (!keep(r, &err_ev) || !keep(r, &end_ev)) {
+      run_give_up(r);
+      return;
+    }
+    ev = &end_ev;
+  } else if (!keep(r, ev)) {
+    run_give_up(r);
     return;
   }
-  r->line_end[r->n_events++] = r->log.len;
   if (ev->type == TURN_EV_END) {
     r->ended = true;
     if (r->session != NULL && r->session->running == r) r->session->running = NULL;
@@ -276,17 +344,17 @@ void run_cancel(struct run *r) {
 }
 
 int run_decide(struct run *r, const char *request, turn_decision d) {
-  if (agent_decide(&r->agent, request, d) == 0) {
+  if (!r->ended && agent_decide(&r->agent, request, d, turnd_now_ms()) == 0) {
     evtimer_del(r->timer);
     run_pump(r);
     return 0;
   }
-  /* Ours but not waiting: a request this turn made earlier ("<turn>.a<k>"). */
+  /* Ours but not waiting: an approval this turn asked for earlier. */
   const char *a = strrchr(request, '.');
-  if (a != NULL && a[1] == 'a') {
+  if (a != NULL && a[1] == 'a' && a[2] >= '1' && a[2] <= '9') {
     char *end;
     unsigned long k = strtoul(a + 2, &end, 10);
-    if (*end == '\0' && k >= 1 && k <= r->agent.tools_used) return 1;
+    if (*end == '\0' && k <= r->agent.approvals_asked) return 1;
   }
   return -1;
 }

@@ -44,6 +44,8 @@ int server_start(struct server *s, struct turnd *d, struct event_base *base,
   /* Past this, libevent itself refuses the request; below it the routes answer
    * 413 with a JSON body (http_body.c). */
   evhttp_set_max_body_size(s->http, 1 << 20);
+  evhttp_set_max_headers_size(s->http,
+                              16 * 1024); /* a client cannot grow us by headers */
   s->bound = evhttp_bind_socket_with_handle(s->http, opt->listen_host, opt->listen_port);
   if (s->bound == NULL) {
     fprintf(stderr, "turnd: cannot listen on %s port %u: %s\n", opt->listen_host,

@@ -41,12 +41,17 @@ struct session *session_create(struct turnd *d, const char *first_text) {
   char stamp[20], rnd[5];
   strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
   s->title = make_title(first_text);
-  if (s->title == NULL || turnd_random_hex(rnd, 2) != 0) {
-    free(s->title);
-    free(s);
-    return NULL;
-  }
-  snprintf(s->id, sizeof s->id, "%s-%s", stamp, rnd);
+  /* The id's random part is short (the protocol's ids look like
+   * 20261001-080000-abcd): draw again on the rare clash within one second. */
+  int tries = 0;
+  do {
+    if (s->title == NULL || ++tries > 64 || turnd_random_hex(rnd, 2) != 0) {
+      free(s->title);
+      free(s);
+      return NULL;
+    }
+    snprintf(s->id, sizeof s->id, "%s-%s", stamp, rnd);
+  } while (session_find(d, s->id) != NULL);
   s->created_ms = s->updated_ms = now;
   s->next = d->sessions;
   d->sessions = s;

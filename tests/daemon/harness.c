@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,32 @@ int harness_run(const char *const *args) {
   return exit_status(wstatus);
 }
 
+static pid_t started[64]; /* turnd processes not yet stopped */
+
+static void remember(pid_t pid, bool add) {
+  for (size_t i = 0; i < sizeof started / sizeof started[0]; i++) {
+    if (add && started[i] == 0) {
+      started[i] = pid;
+      return;
+    }
+    if (!add && started[i] == pid) {
+      started[i] = 0;
+      return;
+    }
+  }
+}
+
+int harness_kill_all(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof started / sizeof started[0]; i++) {
+    if (started[i] == 0) continue;
+    kill(started[i], SIGKILL);
+    waitpid(started[i], NULL, 0);
+    started[i] = 0;
+  }
+  return 0;
+}
+
 int harness_start(struct turnd_proc *t, const char *const *extra) {
   memset(t, 0, sizeof *t);
   snprintf(t->data_dir, sizeof t->data_dir, "/tmp/turnd-test-XXXXXX");
@@ -66,6 +93,7 @@ int harness_start(struct turnd_proc *t, const char *const *extra) {
   int fd;
   t->pid = spawn(argv, &fd);
   if (t->pid < 0) return -1;
+  remember(t->pid, true);
   /* The first line, byte by byte so nothing after it is swallowed. */
   size_t len = 0;
   char c;
@@ -92,6 +120,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag,
 int harness_stop(struct turnd_proc *t, int sig) {
   int status = -1;
   if (t->pid > 0) {
+    remember(t->pid, false);
     kill(t->pid, sig);
     int wstatus;
     if (waitpid(t->pid, &wstatus, 0) == t->pid) status = exit_status(wstatus);

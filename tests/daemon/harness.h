@@ -21,6 +21,9 @@ int harness_start(struct turnd_proc *t, const char *const *extra);
 /* Sends sig (0: none) and waits: returns the exit status (128 + signal if killed
  * by one). */
 int harness_stop(struct turnd_proc *t, int sig);
+/* Kills every turnd this harness started and did not stop: a failed assertion
+ * jumps past harness_stop. For a test group's teardown. */
+int harness_kill_all(void **state);
 /* Runs turnd with exactly args (NULL-terminated) to its end: its exit status. */
 int harness_run(const char *const *args);
 

@@ -194,5 +194,5 @@ int main(void) {
       cmocka_unit_test(test_daemon_command_line),
       cmocka_unit_test(test_daemon_makes_its_data_folder),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, NULL, harness_kill_all);
 }

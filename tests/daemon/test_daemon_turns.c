@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -466,6 +467,187 @@ static void test_turns_interrupted_by_sigterm(void **state) {
   assert_int_equal(harness_stop(&t, 0), 0); /* stopping already: only wait */
 }
 
+/* The body of a chunked HTTP answer held whole in raw[0..len): the chunks' data
+ * joined into out (cap bytes). Returns its length. */
+static size_t dechunk(const char *raw, size_t len, char *out, size_t cap) {
+  const char *p = strstr(raw, "\r\n\r\n");
+  assert_non_null(p);
+  p += 4;
+  const char *end = raw + len;
+  size_t n = 0;
+  while (p < end) {
+    char *after;
+    unsigned long size = strtoul(p, &after, 16);
+    assert_true(after[0] == '\r' && after[1] == '\n');
+    p = after + 2;
+    if (size == 0) break;
+    assert_true((size_t)(end - p) >= size + 2 && n + size < cap);
+    memcpy(out + n, p, size);
+    n += size;
+    p += size + 2;
+  }
+  out[n] = '\0';
+  return n;
+}
+
+/* A reader that stops reading holds turnd to one slice of its stream at a time:
+ * the turn goes on, a fast reader gets all of it meanwhile, and when the slow
+ * one reads again it gets every line, none lost or repeated. */
+static void test_turns_stuck_reader_costs_one_slice(void **state) {
+  (void)state;
+  /* 200 events of about 60 KB each, 5 ms apart: some 12 MB in all. */
+  size_t cap = 200 * 64 + 64;
+  char *script = malloc(cap);
+  assert_non_null(script);
+  size_t n = (size_t)snprintf(script, cap, "{\"default\": [[");
+  for (int i = 0; i < 200; i++)
+    n += (size_t)snprintf(script + n, cap - n,
+                          "%s{\"text\": \"{{input}}{{input}}\"}, {\"delay_ms\": 5}",
+                          i == 0 ? "" : ", ");
+  snprintf(script + n, cap - n, "]]}");
+  struct turnd_proc t;
+  start_with_script(&t, script, NULL);
+  free(script);
+
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  int small = 4096;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)t.port)};
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  static char body[31 * 1024];
+  size_t blen = (size_t)snprintf(body, sizeof body, "{\"text\": \"");
+  memset(body + blen, 'y', 30000);
+  blen += 30000;
+  blen += (size_t)snprintf(body + blen, sizeof body - blen, "\"}");
+  char head[256];
+  int hn =
+      snprintf(head, sizeof head,
+               "POST /api/turns HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               "Content-Length: %zu\r\n\r\n",
+               blen);
+  assert_int_equal(write(fd, head, (size_t)hn), hn);
+  assert_int_equal(write(fd, body, blen), (ssize_t)blen);
+  /* Only the start, for the turn's id; then this reader stops reading. */
+  size_t raw_cap = 16u << 20;
+  char *raw = malloc(raw_cap);
+  assert_non_null(raw);
+  size_t len = read_until(fd, raw, 0, 4096, "\"session\"");
+  char *turn = strstr(raw, "\"turn\":\"");
+  assert_non_null(turn);
+  turn += 8;
+  char id[64];
+  size_t k = 0;
+  while (turn[k] != '"' && k + 1 < sizeof id) {
+    id[k] = turn[k];
+    k++;
+  }
+  id[k] = '\0';
+
+  char u[512];
+  url(u, sizeof u, &t, "/api/turns/%s", id);
+  struct http_stream all;
+  assert_int_equal(http_stream("GET", u, NULL, 0, &all), 0);
+  assert_int_equal(all.n, 202);
+  assert_non_null(strstr(last(&all), "\"stop_reason\":\"end_turn\""));
+
+  /* Now the slow reader reads: to the last chunk, every line. */
+  struct timeval patience = {30, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  while (len < 5 || memcmp(raw + len - 5, "0\r\n\r\n", 5) != 0) {
+    assert_true(len + 1 < raw_cap);
+    ssize_t got = read(fd, raw + len, raw_cap - 1 - len);
+    assert_true(got > 0); /* neither closed nor timed out */
+    len += (size_t)got;
+  }
+  raw[len] = '\0';
+  close(fd);
+  char *text = malloc(raw_cap);
+  assert_non_null(text);
+  size_t tlen = dechunk(raw, len, text, raw_cap);
+  assert_int_equal(tlen, strlen(text));
+  size_t lines = 0;
+  char *line = text;
+  for (char *nl = strchr(line, '\n'); nl != NULL; nl = strchr(line, '\n')) {
+    *nl = '\0';
+    assert_true(lines < all.n);
+    assert_string_equal(line, all.lines[lines]);
+    lines++;
+    line = nl + 1;
+  }
+  assert_int_equal(lines, all.n);
+  free(text);
+  free(raw);
+  http_stream_free(&all);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Review finding: an HTTP/1.0 reader waiting past the last event crashed turnd
+ * when the turn ended (ending its answer freed the connection, whose close
+ * callback then touched the freed request). */
+static void test_turns_http10_reader_past_the_end(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t, long_script, NULL);
+  char u[512];
+  url(u, sizeof u, &t, "/api/turns");
+  struct http_stream head;
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 1, &head), 0);
+  char turn[64];
+  field(head.lines[0], "turn", turn, sizeof turn);
+  http_stream_free(&head);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)t.port)};
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  char req[256];
+  int n = snprintf(req, sizeof req, "GET /api/turns/%s?after=100 HTTP/1.0\r\n\r\n", turn);
+  assert_int_equal(write(fd, req, (size_t)n), n);
+  static char buf[4096];
+  read_until(fd, buf, 0, sizeof buf, "\r\n\r\n"); /* the status line: it is attached */
+  url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
+  expect_status("POST", u, NULL, 204, NULL);
+  read_until(fd, buf, 0, sizeof buf, NULL); /* its answer ends */
+  close(fd);
+  url(u, sizeof u, &t, "/api/capabilities");
+  expect_status("GET", u, NULL, 200, NULL);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Approvals: a late decision does not beat the timeout, and a request id the
+ * turn never asked is unknown, not "decided". A render_ui call without its html
+ * shows no widget. */
+static void test_turns_approval_ids_and_late_answers(void **state) {
+  (void)state;
+  static const char script[] =
+      "{\"default\": [[{\"tool_use\": {\"name\": \"render_ui\", \"input\": {\"title\": "
+      "\"T\"}}}, {\"tool_use\": {\"name\": \"lamp_set\", \"input\": {}}}],"
+      " [{\"text\": \"ok\"}]]}";
+  const char *more[] = {"--approval-timeout", "1", NULL};
+  struct turnd_proc t;
+  start_with_script(&t, script, more);
+  char u[512];
+  url(u, sizeof u, &t, "/api/turns");
+  struct http_stream all;
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 0, &all), 0);
+  assert_valid_turn(all.lines, all.n);
+  for (size_t i = 0; i < all.n; i++)
+    assert_false(is_type(all.lines[i], "widget"));
+  assert_non_null(strstr(all.lines[5], "\"status\":\"error\""));
+  char turn[64], request[96];
+  field(all.lines[0], "turn", turn, sizeof turn);
+  field(all.lines[6], "request", request, sizeof request);
+  assert_non_null(strstr(request, ".a1"));
+  url(u, sizeof u, &t, "/api/approvals/%s", request);
+  expect_status("POST", u, "{\"decision\": \"approved\"}", 409, "already_decided");
+  url(u, sizeof u, &t, "/api/approvals/%s.a2", turn);
+  expect_status("POST", u, "{\"decision\": \"approved\"}", 404, "unknown_request");
+  http_stream_free(&all);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_turns_demo_with_approval_and_reattach),
@@ -476,6 +658,9 @@ int main(void) {
       cmocka_unit_test(test_turns_script_steps),
       cmocka_unit_test(test_turns_bad_requests),
       cmocka_unit_test(test_turns_interrupted_by_sigterm),
+      cmocka_unit_test(test_turns_stuck_reader_costs_one_slice),
+      cmocka_unit_test(test_turns_http10_reader_past_the_end),
+      cmocka_unit_test(test_turns_approval_ids_and_late_answers),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return cmocka_run_group_tests(tests, NULL, harness_kill_all);
 }
