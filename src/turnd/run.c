@@ -1,7 +1,8 @@
 /* Runs and their followers. The agent is pumped until it has to wait; every event
- * it emits gets its seq here, goes through the order checker, is appended to the
- * run's log and then to every follower's connection. A follower only remembers
- * the next seq it owes, so readers that join late or re-attach share one log. */
+ * it emits gets its seq here, is appended to the run's log, goes through the
+ * order checker, and is handed to the followers. A follower only remembers how
+ * far into the log it has been served, so readers that join late or re-attach
+ * share one log, and each holds at most one slice of it in flight. */
 #include "run.h"
 
 #include "daemon.h"
