@@ -8,9 +8,7 @@
 #include "server.h"
 #include "session.h"
 
-#include <errno.h>
 #include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +54,29 @@ void route_turn_create(struct server *s, struct evhttp_request *req,
   if (r == NULL || run_follow(r, req, 0) != 0) http_error_send(req, HTTP_E_INTERNAL);
 }
 
+/* The seq after "after=" in a raw query (other parameters are ignored): digits
+ * only, read before any percent-decoding, so "1%00x" is not taken for 1. Sets
+ * *next to after + 1 (0 without after). */
+static bool parse_after(const char *query, uint64_t *next) {
+  *next = 0;
+  for (const char *p = query; p != NULL && *p != '\0';) {
+    const char *amp = strchr(p, '&');
+    size_t len = amp != NULL ? (size_t)(amp - p) : strlen(p);
+    if (len >= 6 && memcmp(p, "after=", 6) == 0) {
+      size_t digits = len - 6;
+      if (digits == 0 || digits > 19) return false;
+      uint64_t v = 0;
+      for (size_t i = 6; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9') return false;
+        v = v * 10 + (uint64_t)(p[i] - '0');
+      }
+      *next = v + 1;
+    }
+    p = amp != NULL ? amp + 1 : NULL;
+  }
+  return true;
+}
+
 /* GET /api/turns/<turn>?after=<seq> */
 void route_turn_follow(struct server *s, struct evhttp_request *req,
                        const char *const *params) {
@@ -65,28 +86,9 @@ void route_turn_follow(struct server *s, struct evhttp_request *req,
     return;
   }
   uint64_t next = 0;
-  const char *query = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
-  if (query != NULL) {
-    struct evkeyvalq args;
-    if (evhttp_parse_query_str(query, &args) != 0) {
-      http_error_send(req, HTTP_E_BAD_REQUEST);
-      return;
-    }
-    const char *after = evhttp_find_header(&args, "after");
-    bool ok = true;
-    if (after != NULL) {
-      char *end;
-      errno = 0;
-      unsigned long long v = strtoull(after, &end, 10);
-      ok = after[0] >= '0' && after[0] <= '9' && *end == '\0' && errno == 0 &&
-           v < UINT64_MAX;
-      next = v + 1;
-    }
-    evhttp_clear_headers(&args);
-    if (!ok) {
-      http_error_send(req, HTTP_E_BAD_REQUEST);
-      return;
-    }
+  if (!parse_after(evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)), &next)) {
+    http_error_send(req, HTTP_E_BAD_REQUEST);
+    return;
   }
   if (run_follow(r, req, next) != 0) http_error_send(req, HTTP_E_INTERNAL);
 }

@@ -289,9 +289,9 @@ static void test_turns_approval_rejected_and_timed_out(void **state) {
   static const char script[] = "{\"default\": [[{\"tool_use\": {\"name\": \"lamp_set\", "
                                "\"input\": {\"name\": \"desk\","
                                " \"on\": true}}}], [{\"text\": \"ok\"}]]}";
-  const char *more[] = {"--approval-timeout", "1", NULL};
+  /* The owner has the default 300 s to say no: no race with the clock. */
   struct turnd_proc t;
-  start_with_script(&t, script, more);
+  start_with_script(&t, script, NULL);
   char u[512];
   url(u, sizeof u, &t, "/api/turns");
   struct http_stream head;
@@ -312,6 +312,9 @@ static void test_turns_approval_rejected_and_timed_out(void **state) {
   http_stream_free(&all);
 
   /* Nobody answers: after --approval-timeout the decision is timeout. */
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+  const char *more[] = {"--approval-timeout", "1", NULL};
+  start_with_script(&t, script, more);
   url(u, sizeof u, &t, "/api/turns");
   assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 0, &all), 0);
   assert_valid_turn(all.lines, all.n);
@@ -410,7 +413,13 @@ static void test_turns_bad_requests(void **state) {
   char turn[64];
   field(s.lines[0], "turn", turn, sizeof turn);
   http_stream_free(&s);
-  static const char *const afters[] = {"?after=-1", "?after=x", "?after=", "?after=1e3"};
+  static const char *const afters[] = {"?after=-1",
+                                       "?after=x",
+                                       "?after=",
+                                       "?after=1e3",
+                                       "?after=1%00x",
+                                       "?after=%31",
+                                       "?after=99999999999999999999"};
   for (size_t i = 0; i < sizeof afters / sizeof afters[0]; i++) {
     url(u, sizeof u, &t, "/api/turns/%s%s", turn, afters[i]);
     expect_status("GET", u, NULL, 400, "bad_request");
