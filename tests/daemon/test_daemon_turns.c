@@ -657,6 +657,32 @@ static void test_turns_approval_ids_and_late_answers(void **state) {
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
+/* The turn client: it streams the demo turn, asks y/n for the approval on its
+ * standard input and posts the answer; the tool runs only after a yes. */
+static void test_turns_cli_asks_and_answers(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  static const char *const answers[] = {"y", "n"};
+  static const char *const want[] = {"lamp_set: ok, desk lamp is on (simulated)",
+                                     "lamp_set: rejected, the owner said no"};
+  for (size_t i = 0; i < 2; i++) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "echo %s | %s --url %s 'lights please' 2>/dev/null",
+             answers[i], TURN_CLI_PATH, t.base_url);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    static char out[1 << 16];
+    size_t len = fread(out, 1, sizeof out - 1, p);
+    out[len] = '\0';
+    assert_int_equal(pclose(p), 0);
+    if (strstr(out, want[i]) == NULL) fail_msg("no \"%s\" in:\n%s", want[i], out);
+    assert_non_null(strstr(out, "? run lamp_set (physical)"));
+    assert_non_null(strstr(out, "- showed the lamps"));
+  }
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_turns_demo_with_approval_and_reattach),
@@ -670,6 +696,7 @@ int main(void) {
       cmocka_unit_test(test_turns_stuck_reader_costs_one_slice),
       cmocka_unit_test(test_turns_http10_reader_past_the_end),
       cmocka_unit_test(test_turns_approval_ids_and_late_answers),
+      cmocka_unit_test(test_turns_cli_asks_and_answers),
   };
   return cmocka_run_group_tests(tests, NULL, harness_kill_all);
 }
