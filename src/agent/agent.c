@@ -15,22 +15,15 @@
 
 #define MAX_MODEL_CALLS 20 /* a script that calls tools forever still ends */
 
-static char *dup_str(const char *s) {
-  size_t n = strlen(s);
-  char *d = malloc(n + 1);
-  if (d != NULL) memcpy(d, s, n + 1);
-  return d;
-}
-
 int agent_init(struct agent *a, const struct script_replies *replies,
                const char *user_text, const char *turn_id, const char *session_id,
                uint32_t approval_timeout_s) {
   memset(a, 0, sizeof *a);
   a->replies = replies;
   a->approval_timeout_s = approval_timeout_s;
-  a->user_text = dup_str(user_text);
-  a->turn_id = dup_str(turn_id);
-  a->session_id = dup_str(session_id);
+  a->user_text = strdup(user_text);
+  a->turn_id = strdup(turn_id);
+  a->session_id = strdup(session_id);
   turn_arena_init(&a->arena, NULL);
   a->state = AGENT_S_TURN;
   a->stop = TURN_STOP_END_TURN;

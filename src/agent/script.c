@@ -9,13 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *dup_str(const char *s) {
-  size_t n = strlen(s);
-  char *d = malloc(n + 1);
-  if (d != NULL) memcpy(d, s, n + 1);
-  return d;
-}
-
 static int parse_step(json_t *j, struct script_step *st, char *err, size_t cap) {
   memset(st, 0, sizeof *st);
   if (!json_is_object(j) || json_object_size(j) != 1) {
@@ -30,7 +23,7 @@ static int parse_step(json_t *j, struct script_step *st, char *err, size_t cap) 
     st->kind = key[0] == 't'   ? SCRIPT_TEXT
                : key[0] == 'r' ? SCRIPT_REASONING
                                : SCRIPT_FAIL;
-    st->text = dup_str(json_string_value(v));
+    st->text = strdup(json_string_value(v));
     return st->text != NULL ? 0 : -1;
   }
   if (strcmp(key, "tool_use") == 0) {
@@ -40,8 +33,8 @@ static int parse_step(json_t *j, struct script_step *st, char *err, size_t cap) 
         (input != NULL && !json_is_object(input)))
       goto bad;
     st->kind = SCRIPT_TOOL_USE;
-    st->text = dup_str(json_string_value(name));
-    st->input = input != NULL ? json_dumps(input, JSON_COMPACT) : dup_str("{}");
+    st->text = strdup(json_string_value(name));
+    st->input = input != NULL ? json_dumps(input, JSON_COMPACT) : strdup("{}");
     return st->text != NULL && st->input != NULL ? 0 : -1;
   }
   if (strcmp(key, "delay_ms") == 0) {
@@ -126,7 +119,7 @@ int script_parse(struct script *s, const char *text, size_t len, char *err, size
         snprintf(err, cap, "turn %zu needs a \"when\" string", i);
         goto done;
       }
-      s->turns[i].when = dup_str(json_string_value(when));
+      s->turns[i].when = strdup(json_string_value(when));
       if (s->turns[i].when == NULL ||
           parse_replies(json_object_get(t, "replies"), &s->turns[i], err, cap) != 0)
         goto done;

@@ -55,6 +55,10 @@ int http_stream(const char *method, const char *url, const char *body, size_t ma
                 struct http_stream *s);
 void http_stream_free(struct http_stream *s);
 
+/* A plain TCP connection to t (for bytes that are not what libcurl sends), with a
+ * receive buffer of rcvbuf bytes when rcvbuf > 0. Returns the socket, or -1. */
+int harness_connect(const struct turnd_proc *t, int rcvbuf);
+
 /* Writes text to a new file in dir; the path goes to out. Returns 0 or -1. */
 int harness_write_file(const char *dir, const char *name, const char *text, char *out,
                        size_t cap);

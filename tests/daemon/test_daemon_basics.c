@@ -113,11 +113,8 @@ static void test_daemon_survives_garbage_on_the_socket(void **state) {
                                      "GET /api/capabilities HTTP/1.1\r\n",
                                      "\x00\xff\xfe\r\n\r\n", "GET / HTTP/9.9\r\n\r\n"};
   for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int fd = harness_connect(&t, 0);
     assert_true(fd >= 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)t.port)};
-    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
     size_t len = i == 2 ? 7 : strlen(junk[i]);
     assert_int_equal(write(fd, junk[i], len), (ssize_t)len);
     close(fd);

@@ -450,11 +450,8 @@ static void test_turns_interrupted_by_sigterm(void **state) {
   (void)state;
   struct turnd_proc t;
   assert_int_equal(harness_start(&t, NULL), 0);
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int fd = harness_connect(&t, 0);
   assert_true(fd >= 0);
-  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)t.port)};
-  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
   static const char body[] = "{\"text\": \"x\"}";
   char req[256];
   int n =
@@ -518,13 +515,8 @@ static void test_turns_stuck_reader_costs_one_slice(void **state) {
   start_with_script(&t, script, NULL);
   free(script);
 
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int fd = harness_connect(&t, 4096); /* a small window: it fills at once */
   assert_true(fd >= 0);
-  int small = 4096;
-  setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)t.port)};
-  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
   static char body[31 * 1024];
   size_t blen = (size_t)snprintf(body, sizeof body, "{\"text\": \"");
   memset(body + blen, 'y', 30000);
@@ -606,11 +598,8 @@ static void test_turns_http10_reader_past_the_end(void **state) {
   char turn[64];
   field(head.lines[0], "turn", turn, sizeof turn);
   http_stream_free(&head);
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int fd = harness_connect(&t, 0);
   assert_true(fd >= 0);
-  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)t.port)};
-  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
   char req[256];
   int n = snprintf(req, sizeof req, "GET /api/turns/%s?after=100 HTTP/1.0\r\n\r\n", turn);
   assert_int_equal(write(fd, req, (size_t)n), n);
