@@ -47,10 +47,6 @@ void agent_cancel(struct agent *a) {
   a->cancelled = true;
 }
 
-const char *agent_waiting_request(const struct agent *a) {
-  return a->state == AGENT_S_APPROVAL ? a->calls[a->tool].request : NULL;
-}
-
 int agent_decide(struct agent *a, const char *request, turn_decision d, uint64_t now_ms) {
   if (a->state != AGENT_S_APPROVAL) return -1;
   struct agent_call *c = &a->calls[a->tool];

@@ -85,7 +85,5 @@ void agent_cancel(struct agent *a);
  * request this turn does not wait for (any more: a decision at or past the
  * deadline is refused, and the timeout stands). */
 int agent_decide(struct agent *a, const char *request, turn_decision d, uint64_t now_ms);
-/* The request the turn waits on (AGENT_AWAIT), or NULL. */
-const char *agent_waiting_request(const struct agent *a);
 
 #endif

@@ -8,9 +8,7 @@
 #include "number.h"
 #include "utf8.h"
 
-#include <math.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 const char *const turn__key_names[TURN__K__COUNT] = {

@@ -8,9 +8,7 @@
 #include "number.h"
 #include "utf8.h"
 
-#include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char hex_digits[] = "0123456789abcdef";

@@ -15,14 +15,6 @@ static const struct {
 #undef HTTP_ERROR_ROW
 };
 
-int http_error_status(enum http_error e) {
-  return errors[e].status;
-}
-
-const char *http_error_code(enum http_error e) {
-  return errors[e].code;
-}
-
 void http_error_send(struct evhttp_request *req, enum http_error e) {
   json_t *body = json_pack("{s:{s:s,s:s}}", "error", "code", errors[e].code, "message",
                            errors[e].message);

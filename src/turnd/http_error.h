@@ -23,9 +23,6 @@ enum http_error {
 #undef HTTP_ERROR_ENUM
 };
 
-int http_error_status(enum http_error e);
-const char *http_error_code(enum http_error e);
-
 /* Answers req with the error's status and JSON body. The message is the table's:
  * nothing of the request is echoed back. */
 void http_error_send(struct evhttp_request *req, enum http_error e);
