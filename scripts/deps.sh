@@ -6,10 +6,10 @@ set -euo pipefail
 # build + test: compiler, CMake, cmocka (unit tests), jansson (the JSON oracle and
 # the parser of non-hot-path JSON), clang-format (the style check), locales (the
 # definitions test_locale builds a decimal-comma locale from).
-# turnd: libevent (event loop, HTTP server, timers); its tests drive it over HTTP
-# with libcurl.
+# turnd: libevent (event loop, HTTP server, timers), SQLite (the store); its tests
+# drive it over HTTP with libcurl.
 packages=(build-essential cmake pkg-config libcmocka-dev libjansson-dev clang-format locales
-          libevent-dev libcurl4-openssl-dev)
+          libevent-dev libsqlite3-dev libcurl4-openssl-dev)
 # `scripts/deps.sh fuzz` adds clang and its runtime for libFuzzer.
 if [[ "${1:-}" == "fuzz" ]]; then
   packages+=(clang libclang-rt-dev)

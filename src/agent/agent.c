@@ -25,6 +25,7 @@ int agent_init(struct agent *a, const struct script_replies *replies,
   a->turn_id = strdup(turn_id);
   a->session_id = strdup(session_id);
   turn_arena_init(&a->arena, NULL);
+  convo_init(&a->convo);
   a->state = AGENT_S_TURN;
   a->stop = TURN_STOP_END_TURN;
   if (a->user_text == NULL || a->turn_id == NULL || a->session_id == NULL) {
@@ -39,12 +40,18 @@ void agent_fini(struct agent *a) {
   free(a->turn_id);
   free(a->session_id);
   turn_arena_fini(&a->arena);
+  convo_fini(&a->convo);
   a->user_text = a->turn_id = a->session_id = NULL;
 }
 
-void agent_cancel(struct agent *a) {
+void agent_cancel(struct agent *a, turn_stop_reason why) {
   if (a->state == AGENT_S_DONE || a->state == AGENT_S_END) return;
   a->cancelled = true;
+  a->cancel_reason = why;
+}
+
+bool agent_take_message(struct agent *a, struct convo_message *out) {
+  return convo_take(&a->convo, out);
 }
 
 int agent_decide(struct agent *a, const char *request, turn_decision d, uint64_t now_ms) {
@@ -92,6 +99,7 @@ static void emit(struct agent_action *out, turn_event_type type) {
 }
 
 static void end_turn(struct agent *a, struct agent_action *out, turn_stop_reason why) {
+  convo_finish(&a->convo); /* what the model said before the end stays said */
   emit(out, TURN_EV_END);
   out->ev.end.stop_reason = why;
   a->state = AGENT_S_DONE;
@@ -113,9 +121,10 @@ static turn_input input_of(struct agent *a, const struct agent_call *c) {
   return in;
 }
 
-static void result(struct agent *a, struct agent_action *out, turn_status status,
-                   turn_str summary) {
+static void result(struct agent *a, uint64_t now_ms, struct agent_action *out,
+                   turn_status status, turn_str summary) {
   struct agent_call *c = &a->calls[a->tool];
+  convo_tool_result(&a->convo, c->id, summary, status != TURN_STATUS_OK, now_ms);
   emit(out, TURN_EV_TOOL_RESULT);
   out->ev.tool_result.id = str_of(c->id);
   out->ev.tool_result.tool = str_of(c->step->text);
@@ -132,8 +141,9 @@ static void result(struct agent *a, struct agent_action *out, turn_status status
 }
 
 /* One step of the current reply. */
-static void do_step(struct agent *a, struct agent_action *out) {
+static void do_step(struct agent *a, uint64_t now_ms, struct agent_action *out) {
   if (a->step == a->reply->n) {
+    convo_finish(&a->convo); /* the reply is complete */
     a->tool = 0;
     a->state =
         a->n_calls > 0 && a->stop != TURN_STOP_MAX_TOKENS ? AGENT_S_TOOLS : AGENT_S_END;
@@ -146,10 +156,12 @@ static void do_step(struct agent *a, struct agent_action *out) {
   case SCRIPT_TEXT:
     emit(out, TURN_EV_TEXT);
     out->ev.text.delta = expand(a, st->text);
+    convo_text(&a->convo, out->ev.text.delta, now_ms);
     return;
   case SCRIPT_REASONING:
     emit(out, TURN_EV_REASONING);
     out->ev.text.delta = expand(a, st->text);
+    convo_thinking(&a->convo, out->ev.text.delta, now_ms);
     return;
   case SCRIPT_TOOL_USE: {
     if (a->n_calls == AGENT_MAX_CALLS) {
@@ -164,6 +176,7 @@ static void do_step(struct agent *a, struct agent_action *out) {
     snprintf(c->id, sizeof c->id, "u%zu", ++a->tools_used);
     const struct demo_tool *tool = demo_tool_find(st->text);
     c->tier = tool != NULL ? tool->tier : TURN_TIER_NULL;
+    convo_tool_use(&a->convo, c->id, st->text, st->input, now_ms);
     emit(out, TURN_EV_TOOL_USE);
     out->ev.tool_use.id = str_of(c->id);
     out->ev.tool_use.tool = str_of(st->text);
@@ -207,7 +220,7 @@ static void run_tool(struct agent *a, uint64_t now_ms, struct agent_action *out)
   struct agent_call *c = &a->calls[a->tool];
   const char *name = c->step->text;
   if (c->decided && c->decision != TURN_DECISION_APPROVED) {
-    result(a, out, TURN_STATUS_REJECTED,
+    result(a, now_ms, out, TURN_STATUS_REJECTED,
            str_of(c->decision == TURN_DECISION_TIMEOUT
                       ? "the owner did not answer in time"
                       : "the owner said no"));
@@ -223,7 +236,8 @@ static void run_tool(struct agent *a, uint64_t now_ms, struct agent_action *out)
   if (strcmp(name, "render_ui") == 0 && a->progress_done == 0) {
     turn_str title, html;
     if (demo_widget_params(c->step->input, &a->arena, &title, &html) != 0) {
-      result(a, out, TURN_STATUS_ERROR, str_of("render_ui needs a title and html"));
+      result(a, now_ms, out, TURN_STATUS_ERROR,
+             str_of("render_ui needs a title and html"));
       return;
     }
     emit(out, TURN_EV_WIDGET);
@@ -242,10 +256,10 @@ static void run_tool(struct agent *a, uint64_t now_ms, struct agent_action *out)
   } else {
     demo_tool_finish(name, c->step->input, now_ms, &a->arena, &status, &summary);
   }
-  result(a, out, status, summary);
+  result(a, now_ms, out, status, summary);
 }
 
-static void count_step(struct agent *a, struct agent_action *out) {
+static void count_step(struct agent *a, uint64_t now_ms, struct agent_action *out) {
   struct agent_call *c = &a->calls[a->tool];
   uint32_t to, interval_ms;
   demo_count_params(c->step->input, &to, &interval_ms);
@@ -255,7 +269,7 @@ static void count_step(struct agent *a, struct agent_action *out) {
     char *copy = turn_arena_alloc(&a->arena, strlen(buf) + 1);
     if (copy != NULL) memcpy(copy, buf, strlen(buf) + 1);
     a->progress_done = 0;
-    result(a, out, TURN_STATUS_OK, str_of(copy != NULL ? copy : ""));
+    result(a, now_ms, out, TURN_STATUS_OK, str_of(copy != NULL ? copy : ""));
     return;
   }
   char buf[64];
@@ -284,7 +298,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     return;
   }
   if (a->cancelled && a->state != AGENT_S_TURN) {
-    end_turn(a, out, TURN_STOP_CANCELLED);
+    end_turn(a, out, a->cancel_reason);
     return;
   }
   switch (a->state) {
@@ -292,6 +306,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     emit(out, TURN_EV_TURN);
     out->ev.turn.turn = str_of(a->turn_id);
     out->ev.turn.session = str_of(a->session_id);
+    convo_user_text(&a->convo, a->user_text, now_ms);
     a->state = a->replies != NULL ? AGENT_S_CALL : AGENT_S_END;
     if (a->replies == NULL) a->stop = TURN_STOP_ERROR;
     return;
@@ -305,10 +320,10 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     a->n_calls = 0;
     a->stop = TURN_STOP_END_TURN;
     a->state = AGENT_S_STEP;
-    do_step(a, out);
+    do_step(a, now_ms, out);
     return;
   case AGENT_S_STEP:
-    do_step(a, out);
+    do_step(a, now_ms, out);
     return;
   case AGENT_S_TOOL_INPUT: {
     struct agent_call *c = &a->calls[a->n_calls - 1];
@@ -321,6 +336,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
   }
   case AGENT_S_TOOLS: {
     if (a->tool == a->n_calls) {
+      convo_finish(&a->convo); /* the results go back in one message */
       a->state = AGENT_S_CALL; /* the next model call, with the results */
       out->kind = AGENT_WAIT;
       out->wait_ms = 0;
@@ -369,7 +385,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     run_tool(a, now_ms, out);
     return;
   case AGENT_S_PROGRESS:
-    count_step(a, out);
+    count_step(a, now_ms, out);
     return;
   case AGENT_S_END:
     if (a->replies == NULL && !a->told_no_reply) {

@@ -5,6 +5,7 @@
 #ifndef TURND_AGENT_H
 #define TURND_AGENT_H
 
+#include "convo.h"
 #include "script.h"
 #include "turn/turn.h"
 
@@ -66,8 +67,10 @@ struct agent {
   uint64_t deadline_ms;   /* AGENT_S_APPROVAL: when it times out */
   uint32_t progress_done; /* AGENT_S_PROGRESS: steps reported */
   bool cancelled;
-  bool told_no_reply; /* the notice for a script without a matching turn */
-  turn_arena arena;   /* strings of the event being emitted */
+  turn_stop_reason cancel_reason; /* CANCELLED (the owner) or INTERRUPT (turnd stops) */
+  bool told_no_reply;             /* the notice for a script without a matching turn */
+  turn_arena arena;               /* strings of the event being emitted */
+  struct convo convo;             /* the turn's messages, for the shell to store */
 };
 
 /* Starts a turn (copies the strings). replies NULL: no script turn matches, and
@@ -79,8 +82,13 @@ void agent_fini(struct agent *a);
 
 /* The next action, at time now_ms (Unix milliseconds). */
 void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out);
-/* The owner asked to stop: the next action ends the turn as cancelled. */
-void agent_cancel(struct agent *a);
+/* The owner asked to stop (why: TURN_STOP_CANCELLED) or turnd is stopping
+ * (TURN_STOP_INTERRUPT): the next action ends the turn for that reason, and the
+ * reply cut short is kept as far as it came. */
+void agent_cancel(struct agent *a, turn_stop_reason why);
+/* A message of the conversation that is complete (see convo.h): call after every
+ * agent_next until it returns false. The caller frees out->json. */
+bool agent_take_message(struct agent *a, struct convo_message *out);
 /* The owner's answer to approval request at now_ms. Returns 0, or -1 for a
  * request this turn does not wait for (any more: a decision at or past the
  * deadline is refused, and the timeout stands). */

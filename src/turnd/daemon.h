@@ -5,18 +5,27 @@
 #include "agent/script.h"
 #include "options.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+struct event;
 struct event_base;
 struct run;
 struct session;
+struct store;
 
 struct turnd {
   struct event_base *base;   /* the one loop */
   const struct options *opt; /* borrowed from main */
   struct script script;      /* the script model (demo or --model script:FILE) */
   struct run *runs;          /* live and recently ended turns, newest first */
-  struct session *sessions;  /* sessions of this process, newest first */
+  struct session *sessions;  /* every session; see session.h */
+  struct store *store;       /* owned; written through persist.c only */
+  struct event *commit_ev;   /* owned: the end-of-iteration commit (persist.c) */
+  bool commit_armed;         /* commit_ev is active for this iteration */
+  struct run *dirty;         /* runs with events not yet in the store */
+  size_t ended_bytes;        /* log bytes of ended runs still in memory */
 };
 
 /* Unix time in milliseconds: the one clock the agent core is given. */

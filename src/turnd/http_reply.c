@@ -32,15 +32,22 @@ static const char *reason_of(int status) {
 void http_reply_json(struct evhttp_request *req, int status, json_t *body) {
   char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
   json_decref(body);
+  if (text == NULL) {
+    evhttp_send_error(req, 500, NULL);
+    return;
+  }
+  http_reply_json_text(req, status, text, strlen(text));
+  free(text);
+}
+
+void http_reply_json_text(struct evhttp_request *req, int status, const char *text,
+                          size_t len) {
   struct evbuffer *out = evbuffer_new();
-  if (text == NULL || out == NULL) {
-    free(text);
+  if (out == NULL || evbuffer_add(out, text, len) != 0) {
     if (out != NULL) evbuffer_free(out);
     evhttp_send_error(req, 500, NULL);
     return;
   }
-  evbuffer_add(out, text, strlen(text));
-  free(text);
   struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
   evhttp_add_header(headers, "Content-Type", "application/json");
   evhttp_add_header(headers, "Cache-Control", "no-store");

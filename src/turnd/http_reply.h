@@ -8,5 +8,8 @@ struct evhttp_request;
 
 /* Answers req with status and body as compact JSON (takes body; NULL answers 500). */
 void http_reply_json(struct evhttp_request *req, int status, json_t *body);
+/* Answers req with status and text[0..len), which is JSON already (borrows). */
+void http_reply_json_text(struct evhttp_request *req, int status, const char *text,
+                          size_t len);
 
 #endif

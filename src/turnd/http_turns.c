@@ -3,10 +3,12 @@
 #include "daemon.h"
 #include "http_body.h"
 #include "http_error.h"
+#include "replay.h"
 #include "routes.h"
 #include "run.h"
 #include "server.h"
 #include "session.h"
+#include "store.h"
 
 #include <event2/http.h>
 #include <stdlib.h>
@@ -77,11 +79,18 @@ static bool parse_after(const char *query, uint64_t *next) {
   return true;
 }
 
-/* GET /api/turns/<turn>?after=<seq> */
+/* Whether the store knows the turn (one that left memory has ended). */
+static bool turn_stored(struct server *s, const char *turn) {
+  char session[64];
+  return store_turn_find(s->d->store, turn, session, sizeof session) == 1;
+}
+
+/* GET /api/turns/<turn>?after=<seq>: from memory while the turn runs or has just
+ * ended, else from the store. */
 void route_turn_follow(struct server *s, struct evhttp_request *req,
                        const char *const *params) {
   struct run *r = run_find(s->d, params[0]);
-  if (r == NULL) {
+  if (r == NULL && !turn_stored(s, params[0])) {
     http_error_send(req, HTTP_E_UNKNOWN_TURN);
     return;
   }
@@ -90,17 +99,19 @@ void route_turn_follow(struct server *s, struct evhttp_request *req,
     http_error_send(req, HTTP_E_BAD_REQUEST);
     return;
   }
-  if (run_follow(r, req, next) != 0) http_error_send(req, HTTP_E_INTERNAL);
+  int rc =
+      r != NULL ? run_follow(r, req, next) : replay_start(s->d, req, params[0], next);
+  if (rc != 0) http_error_send(req, HTTP_E_INTERNAL);
 }
 
 /* POST /api/turns/<turn>/cancel: 204, also for a turn that has ended. */
 void route_turn_cancel(struct server *s, struct evhttp_request *req,
                        const char *const *params) {
   struct run *r = run_find(s->d, params[0]);
-  if (r == NULL) {
+  if (r == NULL && !turn_stored(s, params[0])) {
     http_error_send(req, HTTP_E_UNKNOWN_TURN);
     return;
   }
-  run_cancel(r);
+  if (r != NULL) run_cancel(r); /* a stored turn has ended: nothing to do */
   evhttp_send_reply(req, 204, "No Content", NULL);
 }

@@ -2,6 +2,7 @@
  * one event loop, says where it listens, and stops cleanly on SIGTERM or SIGINT. */
 #include "daemon.h"
 #include "options.h"
+#include "persist.h"
 #include "run.h"
 #include "server.h"
 #include "session.h"
@@ -105,8 +106,17 @@ int main(int argc, char **argv) {
     event_base_free(base);
     return 1;
   }
+  if (persist_start(&d) != 0) {
+    persist_stop(&d);
+    session_free_all(&d);
+    script_free(&d.script);
+    event_base_free(base);
+    return 1;
+  }
   struct server srv;
   if (server_start(&srv, &d, base, &opt) != 0) {
+    persist_stop(&d);
+    session_free_all(&d);
     script_free(&d.script);
     event_base_free(base);
     return 1;
@@ -129,6 +139,7 @@ int main(int argc, char **argv) {
   event_free(sigint);
   run_free_all(&d); /* running turns end as interrupted */
   server_stop(&srv);
+  persist_stop(&d); /* after the runs: their last events are committed */
   session_free_all(&d);
   script_free(&d.script);
   event_base_free(base);

@@ -23,6 +23,8 @@ static const struct route routes[] = {
     {EVHTTP_REQ_GET, "/api/turns/*", route_turn_follow},
     {EVHTTP_REQ_POST, "/api/turns/*/cancel", route_turn_cancel},
     {EVHTTP_REQ_POST, "/api/approvals/*", route_approval_decide},
+    {EVHTTP_REQ_GET, "/api/sessions", route_sessions_list},
+    {EVHTTP_REQ_GET, "/api/sessions/*", route_session_get},
 };
 
 #define MAX_SEGMENTS 8

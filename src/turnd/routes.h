@@ -23,5 +23,9 @@ void route_turn_cancel(struct server *s, struct evhttp_request *req,
                        const char *const *params);
 void route_approval_decide(struct server *s, struct evhttp_request *req,
                            const char *const *params);
+void route_sessions_list(struct server *s, struct evhttp_request *req,
+                         const char *const *params);
+void route_session_get(struct server *s, struct evhttp_request *req,
+                       const char *const *params);
 
 #endif

@@ -6,6 +6,7 @@
 #include "run.h"
 
 #include "daemon.h"
+#include "persist.h"
 #include "session.h"
 
 #include <event2/buffer.h>
@@ -24,6 +25,9 @@
 #define PUMP_BUDGET 1000
 /* Bytes of the log handed to a reader at a time. */
 #define READER_SLICE (64u * 1024u)
+/* Bytes of ended turns kept in memory for re-attaching readers, besides the
+ * --retain time limit; older ones are replayed from the store. */
+#define RETAIN_BYTES (64u << 20)
 
 struct follower {
   struct run *run;                /* the run we read; it outlives us */
@@ -143,7 +147,9 @@ static void arm(struct run *r, uint64_t ms) {
 static void run_free(struct run *r) {
   while (r->followers != NULL)
     follower_finish(r->followers);
-  if (r->session != NULL && r->session->running == r) r->session->running = NULL;
+  persist_run_now(r);
+  if (r->ended) r->d->ended_bytes -= r->log.len;
+  if (r->session->running == r) r->session->running = NULL;
   agent_fini(&r->agent);
   turn_order_free(r->order);
   turn_buf_fini(&r->log);
@@ -179,7 +185,8 @@ static void on_timer(evutil_socket_t fd, short events, void *arg) {
 static void run_give_up(struct run *r) {
   fprintf(stderr, "turnd: turn %s: an event could not be kept; the turn ends\n", r->id);
   r->ended = true;
-  if (r->session != NULL && r->session->running == r) r->session->running = NULL;
+  r->d->ended_bytes += r->log.len;
+  if (r->session->running == r) r->session->running = NULL;
   while (r->followers != NULL)
     follower_finish(r->followers);
 }
@@ -227,7 +234,7 @@ static void run_append(struct run *r, turn_event *ev) {
     memset(&end_ev, 0, sizeof end_ev);
     end_ev.type = TURN_EV_END;
     end_ev.end.stop_reason = TURN_STOP_ERROR;
-    agent_cancel(&r->agent);
+    agent_cancel(&r->agent, TURN_STOP_ERROR);
     if (!keep(r, &err_ev) || !keep(r, &end_ev)) {
       run_give_up(r);
       return;
@@ -237,10 +244,13 @@ static void run_append(struct run *r, turn_event *ev) {
     run_give_up(r);
     return;
   }
+  persist_run_dirty(r);
   if (ev->type == TURN_EV_END) {
     r->ended = true;
-    if (r->session != NULL && r->session->running == r) r->session->running = NULL;
-    if (r->session != NULL) r->session->updated_ms = turnd_now_ms();
+    r->d->ended_bytes += r->log.len;
+    if (r->session->running == r) r->session->running = NULL;
+    r->session->updated_ms = turnd_now_ms();
+    persist_session(r->d, r->session);
   }
   struct follower *f = r->followers;
   while (f != NULL) {
@@ -250,10 +260,25 @@ static void run_append(struct run *r, turn_event *ev) {
   }
 }
 
+/* Ended runs past RETAIN_BYTES go, oldest first, except those still being read
+ * and keep (the one just ended): their events are in the store already. */
+static void run_trim(struct turnd *d, struct run *keep_run) {
+  while (d->ended_bytes > RETAIN_BYTES) {
+    struct run *oldest = NULL;
+    for (struct run *r = d->runs; r != NULL; r = r->next)
+      if (r->ended && r->followers == NULL && r != keep_run) oldest = r;
+    if (oldest == NULL) return;
+    run_release(oldest);
+  }
+}
+
 static void run_pump(struct run *r) {
   for (int budget = 0; budget < PUMP_BUDGET && !r->ended; budget++) {
     struct agent_action act;
     agent_next(&r->agent, turnd_now_ms(), &act);
+    struct convo_message m;
+    while (agent_take_message(&r->agent, &m))
+      persist_message(r, &m);
     switch (act.kind) {
     case AGENT_EMIT:
       run_append(r, &act.ev);
@@ -269,9 +294,10 @@ static void run_pump(struct run *r) {
       return;
     }
   }
-  if (r->ended)
+  if (r->ended) {
     arm(r, (uint64_t)r->d->opt->retain_s * 1000);
-  else
+    run_trim(r->d, r);
+  } else
     arm(r, 0); /* out of budget: go on in the next loop iteration */
 }
 
@@ -300,6 +326,7 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
   }
   r->next = d->runs;
   d->runs = r;
+  persist_turn_started(r);
   if (busy) {
     /* The running turn is not disturbed: this one ends at once. */
     turn_event ev;
@@ -316,8 +343,6 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
     return r;
   }
   s->running = r;
-  s->message_count++;
-  s->updated_ms = turnd_now_ms();
   run_pump(r);
   return r;
 }
@@ -328,18 +353,22 @@ struct run *run_find(struct turnd *d, const char *id) {
   return NULL;
 }
 
-struct run *run_of_request(struct turnd *d, const char *request) {
+int run_request_turn(const char *request, char *turn, size_t cap) {
   const char *dot = strrchr(request, '.');
-  if (dot == NULL || (size_t)(dot - request) >= sizeof d->runs->id) return NULL;
-  char id[40];
-  memcpy(id, request, (size_t)(dot - request));
-  id[dot - request] = '\0';
-  return run_find(d, id);
+  if (dot == NULL || (size_t)(dot - request) >= cap) return -1;
+  memcpy(turn, request, (size_t)(dot - request));
+  turn[dot - request] = '\0';
+  return 0;
+}
+
+struct run *run_of_request(struct turnd *d, const char *request) {
+  char id[sizeof d->runs->id];
+  return run_request_turn(request, id, sizeof id) == 0 ? run_find(d, id) : NULL;
 }
 
 void run_cancel(struct run *r) {
   if (r->ended) return;
-  agent_cancel(&r->agent);
+  agent_cancel(&r->agent, TURN_STOP_CANCELLED);
   evtimer_del(r->timer);
   run_pump(r);
 }
@@ -364,11 +393,8 @@ void run_interrupt_all(struct turnd *d) {
   for (struct run *r = d->runs; r != NULL; r = r->next) {
     if (r->ended) continue;
     evtimer_del(r->timer);
-    turn_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.type = TURN_EV_END;
-    ev.end.stop_reason = TURN_STOP_INTERRUPT;
-    run_append(r, &ev);
+    agent_cancel(&r->agent, TURN_STOP_INTERRUPT);
+    run_pump(r);
   }
 }
 

@@ -7,6 +7,7 @@
 #include "agent/agent.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct turnd;
@@ -27,6 +28,9 @@ struct run {
   bool ended;                 /* the end event is in log */
   struct event *timer;        /* owned: the agent's waits, then the retain timer */
   struct follower *followers; /* readers streaming this run */
+  uint64_t stored;            /* events handed to the store: seq < stored */
+  bool dirty;                 /* stored < n_events, and we are on d->dirty */
+  struct run *next_dirty;     /* in d->dirty */
   struct run *next;           /* in the daemon's list */
 };
 
@@ -34,7 +38,10 @@ struct run {
  * Returns the run, or NULL when out of memory. */
 struct run *run_start(struct turnd *d, struct session *s, const char *text);
 struct run *run_find(struct turnd *d, const char *id);
-/* The run an approval request belongs to ("<turn>.a<k>"), or NULL. */
+/* The turn id of an approval request ("<turn>.a<k>") into turn[0..cap).
+ * Returns 0, or -1 when request has no such form. */
+int run_request_turn(const char *request, char *turn, size_t cap);
+/* The run an approval request belongs to, or NULL. */
 struct run *run_of_request(struct turnd *d, const char *request);
 
 /* Streams the run to req from seq next_seq on, then follows it to its end. The

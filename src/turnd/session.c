@@ -1,7 +1,8 @@
-/* In-memory sessions; see session.h. */
+/* Sessions; see session.h. */
 #include "session.h"
 
 #include "daemon.h"
+#include "persist.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,24 @@ struct session *session_create(struct turnd *d, const char *first_text) {
     snprintf(s->id, sizeof s->id, "%s-%s", stamp, rnd);
   } while (session_find(d, s->id) != NULL);
   s->created_ms = s->updated_ms = now;
+  s->next = d->sessions;
+  d->sessions = s;
+  persist_session(d, s);
+  return s;
+}
+
+struct session *session_add_loaded(struct turnd *d, const char *id, const char *title,
+                                   uint64_t created_ms, uint64_t updated_ms,
+                                   uint64_t message_count) {
+  struct session *s = calloc(1, sizeof *s);
+  if (s == NULL || strlen(id) >= sizeof s->id || (s->title = strdup(title)) == NULL) {
+    free(s);
+    return NULL;
+  }
+  memcpy(s->id, id, strlen(id) + 1);
+  s->created_ms = created_ms;
+  s->updated_ms = updated_ms;
+  s->message_count = message_count;
   s->next = d->sessions;
   d->sessions = s;
   return s;

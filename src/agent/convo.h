@@ -1,0 +1,64 @@
+/* The conversation of a session in the model's own message format, the form the
+ * store keeps and a provider is sent: a user message per user text, an assistant
+ * message per model reply (thinking, text and tool_use blocks in the order they
+ * came), and a user message with the tool_result blocks of that reply's calls:
+ *   {"role":"user","content":[{"type":"text","text":"..."}]}
+ *   {"role":"assistant","content":[{"type":"thinking","thinking":"..."},
+ *     {"type":"text","text":"..."},{"type":"tool_use","id":"u1","name":"clock",
+ *     "input":{}}]}
+ *   {"role":"user","content":[{"type":"tool_result","tool_use_id":"u1",
+ *     "content":"summary","is_error":false}]}
+ * Built piece by piece as the turn goes; each finished message waits in a small
+ * queue until the shell takes it. No I/O. */
+#ifndef TURND_AGENT_CONVO_H
+#define TURND_AGENT_CONVO_H
+
+#include "turn/turn.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CONVO_QUEUE                                          \
+  4 /* finished messages not yet taken; the shell takes them \
+       after every agent step, and one step finishes at most two */
+
+struct convo_message {
+  char *json;     /* compact JSON, owned by whoever took it (free()) */
+  uint64_t at_ms; /* when its first piece came */
+};
+
+enum convo_open { CONVO_NONE, CONVO_ASSISTANT, CONVO_RESULTS };
+enum convo_block { CONVO_BLOCK_NONE, CONVO_BLOCK_TEXT, CONVO_BLOCK_THINKING };
+
+struct convo {
+  enum convo_open open;   /* the message being built */
+  struct json_t *content; /* its content blocks so far; NULL when open == NONE */
+  uint64_t open_at_ms;    /* when its first piece came */
+  enum convo_block block; /* the text block still growing, if any */
+  turn_buf text;          /* that block's text so far */
+  struct convo_message queue[CONVO_QUEUE];
+  size_t n_queued;
+  bool lost; /* out of memory: a message could not be kept */
+};
+
+void convo_init(struct convo *c);
+void convo_fini(struct convo *c); /* frees queued messages too */
+
+/* Each piece borrows its arguments. A piece of another kind than the open
+ * message finishes that message first. */
+void convo_user_text(struct convo *c, const char *text, uint64_t now_ms);
+void convo_text(struct convo *c, turn_str delta, uint64_t now_ms);
+void convo_thinking(struct convo *c, turn_str delta, uint64_t now_ms);
+/* input_json: the call's whole input, an object as JSON text. */
+void convo_tool_use(struct convo *c, const char *id, const char *name,
+                    const char *input_json, uint64_t now_ms);
+void convo_tool_result(struct convo *c, const char *id, turn_str summary, bool is_error,
+                       uint64_t now_ms);
+/* The reply or the batch of results is complete (or the turn stops here). */
+void convo_finish(struct convo *c);
+
+/* Takes the oldest finished message into *out (the caller frees out->json).
+ * Returns false when none waits. */
+bool convo_take(struct convo *c, struct convo_message *out);
+
+#endif

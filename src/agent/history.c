@@ -1,0 +1,406 @@
+/* Builds history blocks (see history.h). Events are read first into a table of
+ * tool calls keyed by (turn, call id), since call ids repeat across turns; then
+ * each message becomes blocks, and the notices are merged in by time. */
+#include "history.h"
+
+#include "tools_demo.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct call_info {
+  char *turn, *id;
+  int tier;
+  bool has_tier, has_result;
+  turn_status status;
+  turn_approval approval;
+  char *summary;
+  uint64_t ready_ms;  /* input complete, or approval decided */
+  uint64_t result_ms; /* tool_result recorded */
+};
+
+struct notice {
+  uint64_t at_ms;
+  char *text;
+};
+
+struct message {
+  char *turn;
+  uint64_t at_ms;
+  json_t *body;
+};
+
+struct history {
+  struct call_info *calls;
+  size_t n_calls, cap_calls;
+  struct notice *notices;
+  size_t n_notices, cap_notices;
+  struct message *messages;
+  size_t n_messages, cap_messages;
+  uint64_t last_decided_ms; /* of the turn being read: the latest approval_decided */
+  char *last_turn;          /* the turn whose events were fed last */
+  turn_arena arena;
+};
+
+/* Grows *items (n used, *cap slots of size each) by one slot. */
+static void *grow(void *items, size_t n, size_t *cap, size_t size) {
+  if (n < *cap) return items;
+  size_t c = *cap == 0 ? 16 : *cap * 2;
+  void *p = realloc(items, c * size);
+  if (p != NULL) *cap = c;
+  return p;
+}
+
+struct history *history_new(void) {
+  struct history *h = calloc(1, sizeof *h);
+  if (h != NULL) turn_arena_init(&h->arena, NULL);
+  return h;
+}
+
+void history_free(struct history *h) {
+  if (h == NULL) return;
+  for (size_t i = 0; i < h->n_calls; i++) {
+    free(h->calls[i].turn);
+    free(h->calls[i].id);
+    free(h->calls[i].summary);
+  }
+  for (size_t i = 0; i < h->n_notices; i++)
+    free(h->notices[i].text);
+  for (size_t i = 0; i < h->n_messages; i++) {
+    free(h->messages[i].turn);
+    json_decref(h->messages[i].body);
+  }
+  free(h->calls);
+  free(h->notices);
+  free(h->messages);
+  free(h->last_turn);
+  turn_arena_fini(&h->arena);
+  free(h);
+}
+
+static char *dup_str(turn_str s) {
+  char *p = malloc(s.len + 1);
+  if (p == NULL) return NULL;
+  memcpy(p, s.p, s.len);
+  p[s.len] = '\0';
+  return p;
+}
+
+static bool str_is(turn_str s, const char *c) {
+  return s.len == strlen(c) && memcmp(s.p, c, s.len) == 0;
+}
+
+static struct call_info *call_find(struct history *h, const char *turn, turn_str id) {
+  for (size_t i = h->n_calls; i-- > 0;)
+    if (str_is(id, h->calls[i].id) && strcmp(h->calls[i].turn, turn) == 0)
+      return &h->calls[i];
+  return NULL;
+}
+
+/* The call's record, made on first sight. NULL when out of memory. */
+static struct call_info *call_get(struct history *h, const char *turn, turn_str id) {
+  struct call_info *c = call_find(h, turn, id);
+  if (c != NULL) return c;
+  struct call_info *calls = grow(h->calls, h->n_calls, &h->cap_calls, sizeof *calls);
+  if (calls == NULL) return NULL;
+  h->calls = calls;
+  c = &calls[h->n_calls];
+  memset(c, 0, sizeof *c);
+  c->turn = strdup(turn);
+  c->id = dup_str(id);
+  if (c->turn == NULL || c->id == NULL) {
+    free(c->turn);
+    free(c->id);
+    return NULL;
+  }
+  h->n_calls++;
+  return c;
+}
+
+static int take_event(struct history *h, const char *turn, uint64_t at_ms,
+                      const turn_event *ev) {
+  struct call_info *c;
+  switch (ev->type) {
+  case TURN_EV_TOOL_USE:
+    if ((c = call_get(h, turn, ev->tool_use.id)) == NULL) return -1;
+    c->tier = ev->tool_use.tier;
+    c->has_tier = true;
+    return 0;
+  case TURN_EV_TOOL_INPUT:
+    if ((c = call_get(h, turn, ev->tool_input.id)) == NULL) return -1;
+    c->ready_ms = at_ms;
+    return 0;
+  case TURN_EV_APPROVAL_DECIDED:
+    h->last_decided_ms = at_ms;
+    return 0;
+  case TURN_EV_TOOL_RESULT:
+    if ((c = call_get(h, turn, ev->tool_result.id)) == NULL) return -1;
+    c->has_result = true;
+    c->status = ev->tool_result.status;
+    c->approval = ev->tool_result.approval;
+    free(c->summary);
+    if ((c->summary = dup_str(ev->tool_result.summary)) == NULL) return -1;
+    if (h->last_decided_ms > c->ready_ms) c->ready_ms = h->last_decided_ms;
+    c->result_ms = at_ms;
+    return 0;
+  case TURN_EV_NOTICE: {
+    struct notice *ns = grow(h->notices, h->n_notices, &h->cap_notices, sizeof *ns);
+    if (ns == NULL) return -1;
+    h->notices = ns;
+    char *text = dup_str(ev->notice.text);
+    if (text == NULL) return -1;
+    ns[h->n_notices++] = (struct notice){at_ms, text};
+    return 0;
+  }
+  default:
+    return 0;
+  }
+}
+
+int history_add_events(struct history *h, const char *turn, uint64_t at_ms,
+                       const char *lines, size_t len) {
+  if (h->last_turn == NULL || strcmp(h->last_turn, turn) != 0) {
+    free(h->last_turn);
+    if ((h->last_turn = strdup(turn)) == NULL) return -1;
+    h->last_decided_ms = 0;
+  }
+  const char *p = lines, *end = lines + len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
+    turn_event ev;
+    turn_error err;
+    turn_arena_reset(&h->arena);
+    int rc = turn_event_parse(&ev, &h->arena, p, n, &err);
+    if (rc <= TURN_E_NOMEM) return -1;
+    if (rc == TURN_OK && take_event(h, turn, at_ms, &ev) != 0) return -1;
+    p += n + 1;
+  }
+  return 0;
+}
+
+int history_add_message(struct history *h, const char *turn, uint64_t at_ms,
+                        const char *json) {
+  json_t *body = json_loads(json, 0, NULL);
+  if (body == NULL) return 0; /* not a message we wrote: nothing to show */
+  struct message *ms = grow(h->messages, h->n_messages, &h->cap_messages, sizeof *ms);
+  char *t = strdup(turn);
+  if (ms == NULL || t == NULL) {
+    free(t);
+    json_decref(body);
+    return -1;
+  }
+  h->messages = ms;
+  ms[h->n_messages++] = (struct message){t, at_ms, body};
+  return 0;
+}
+
+void history_iso8601(uint64_t ms, char out[25]) {
+  time_t secs = (time_t)(ms / 1000);
+  struct tm tm;
+  gmtime_r(&secs, &tm);
+  char day[21];
+  strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(out, 25, "%.19s.%03uZ", day, (unsigned)(ms % 1000));
+}
+
+/* ------------------------------------------------------------- building */
+
+struct builder {
+  struct history *h;
+  turn_buf *out;
+  size_t n_blocks;    /* written so far */
+  size_t next_notice; /* notices before it are written */
+  int rc;
+};
+
+static void put(struct builder *b, turn_block *blk, uint64_t at_ms) {
+  char at[25];
+  history_iso8601(at_ms, at);
+  blk->at = turn_str_c(at);
+  if (b->rc != 0) return;
+  if ((b->n_blocks++ > 0 && turn_buf_append(b->out, ",", 1) != 0) ||
+      turn_block_encode(blk, b->out) != TURN_OK)
+    b->rc = -1;
+}
+
+/* Notices recorded at or before at_ms go first. */
+static void notices_until(struct builder *b, uint64_t at_ms, bool all) {
+  struct history *h = b->h;
+  while (b->next_notice < h->n_notices &&
+         (all || h->notices[b->next_notice].at_ms < at_ms)) {
+    struct notice *n = &h->notices[b->next_notice++];
+    turn_block blk;
+    memset(&blk, 0, sizeof blk);
+    blk.type = TURN_BLOCK_NOTICE;
+    blk.text.text = turn_str_c(n->text);
+    put(b, &blk, n->at_ms);
+  }
+}
+
+static void text_block(struct builder *b, turn_block_type type, const char *text,
+                       size_t len, uint64_t at_ms) {
+  turn_block blk;
+  memset(&blk, 0, sizeof blk);
+  blk.type = type;
+  blk.text.text = (turn_str){text, len};
+  put(b, &blk, at_ms);
+}
+
+static const char *str_field(json_t *o, const char *key) {
+  return json_string_value(json_object_get(o, key));
+}
+
+/* A tool block for a call the messages show: details from the events. */
+static void tool_block(struct builder *b, const struct message *m, json_t *use) {
+  const char *id = str_field(use, "id"), *name = str_field(use, "name");
+  if (id == NULL || name == NULL) return;
+  turn_arena_reset(&b->h->arena);
+  char *input_text = json_dumps(json_object_get(use, "input"), JSON_COMPACT);
+  const char *visible =
+      input_text != NULL ? demo_visible_input(name, input_text, &b->h->arena) : NULL;
+  turn_block blk;
+  memset(&blk, 0, sizeof blk);
+  blk.type = TURN_BLOCK_TOOL;
+  blk.tool.id = turn_str_c(id);
+  blk.tool.tool = turn_str_c(name);
+  blk.tool.tier = TURN_TIER_NULL;
+  blk.tool.status = TURN_STATUS_NULL;
+  blk.tool.approval = TURN_APPROVAL_NULL;
+  turn_error err;
+  if (visible == NULL || turn_input_from_json(&blk.tool.input, &b->h->arena, visible,
+                                              strlen(visible), &err) != TURN_OK)
+    blk.tool.input.json = TURN_STR("{}");
+  const struct call_info *c = call_find(b->h, m->turn, turn_str_c(id));
+  if (c != NULL && c->has_tier) blk.tool.tier = c->tier;
+  if (c != NULL && c->has_result) {
+    blk.tool.status = c->status;
+    blk.tool.approval = c->approval;
+    blk.tool.summary = turn_str_c(c->summary);
+    blk.tool.has_summary = true;
+    if (c->ready_ms > 0 && c->result_ms >= c->ready_ms) {
+      blk.tool.has_duration_ms = true;
+      blk.tool.duration_ms = (int64_t)(c->result_ms - c->ready_ms);
+    }
+  }
+  put(b, &blk, m->at_ms);
+  free(input_text);
+  /* A widget from a render_ui call with a valid input. */
+  const char *title = str_field(json_object_get(use, "input"), "title");
+  const char *html = str_field(json_object_get(use, "input"), "html");
+  if (strcmp(name, "render_ui") == 0 && title != NULL && html != NULL) {
+    memset(&blk, 0, sizeof blk);
+    blk.type = TURN_BLOCK_WIDGET;
+    blk.widget.id = turn_str_c(id);
+    blk.widget.title = turn_str_c(title);
+    blk.widget.html = turn_str_c(html);
+    put(b, &blk, m->at_ms);
+  }
+}
+
+/* Whether a tool_use with that id came earlier in the same turn's messages. */
+static bool call_shown(const struct history *h, size_t upto, const char *turn,
+                       const char *id) {
+  for (size_t i = 0; i < upto; i++) {
+    const struct message *m = &h->messages[i];
+    if (strcmp(m->turn, turn) != 0) continue;
+    json_t *content = json_object_get(m->body, "content");
+    size_t k;
+    json_t *blk;
+    json_array_foreach(content, k, blk) {
+      const char *type = str_field(blk, "type"), *bid = str_field(blk, "id");
+      if (type != NULL && strcmp(type, "tool_use") == 0 && bid != NULL &&
+          strcmp(bid, id) == 0)
+        return true;
+    }
+  }
+  return false;
+}
+
+/* A result whose call is not in the history: tool "?". */
+static void orphan_block(struct builder *b, const struct message *m, json_t *res) {
+  const char *id = str_field(res, "tool_use_id");
+  if (id == NULL) return;
+  const char *content = str_field(res, "content");
+  turn_block blk;
+  memset(&blk, 0, sizeof blk);
+  blk.type = TURN_BLOCK_TOOL;
+  blk.tool.id = turn_str_c(id);
+  blk.tool.tool = TURN_STR("?");
+  blk.tool.tier = TURN_TIER_NULL;
+  blk.tool.input.truncated = false; /* "input": null, "truncated": false */
+  blk.tool.status =
+      json_is_true(json_object_get(res, "is_error")) ? TURN_STATUS_ERROR : TURN_STATUS_OK;
+  blk.tool.approval = TURN_APPROVAL_NULL;
+  blk.tool.summary = turn_str_c(content != NULL ? content : "");
+  blk.tool.has_summary = content != NULL;
+  const struct call_info *c = call_find(b->h, m->turn, turn_str_c(id));
+  if (c != NULL && c->has_result) {
+    blk.tool.status = c->status;
+    blk.tool.approval = c->approval;
+  }
+  put(b, &blk, m->at_ms);
+}
+
+static void message_blocks(struct builder *b, size_t index) {
+  const struct message *m = &b->h->messages[index];
+  const char *role = str_field(m->body, "role");
+  json_t *content = json_object_get(m->body, "content");
+  if (role == NULL) return;
+  notices_until(b, m->at_ms, false);
+  if (json_is_string(content)) { /* the short form of a text-only message */
+    text_block(b, strcmp(role, "user") == 0 ? TURN_BLOCK_USER : TURN_BLOCK_ASSISTANT,
+               json_string_value(content), json_string_length(content), m->at_ms);
+    return;
+  }
+  turn_buf joined; /* consecutive text blocks of this message */
+  turn_buf_init(&joined, SIZE_MAX, NULL);
+  bool in_text = false;
+  size_t k;
+  json_t *blk;
+  json_array_foreach(content, k, blk) {
+    const char *type = str_field(blk, "type");
+    if (type == NULL) continue;
+    bool is_text = strcmp(type, "text") == 0;
+    if (in_text && !is_text) {
+      text_block(b, strcmp(role, "user") == 0 ? TURN_BLOCK_USER : TURN_BLOCK_ASSISTANT,
+                 (const char *)joined.data, joined.len, m->at_ms);
+      turn_buf_reset(&joined);
+      in_text = false;
+    }
+    json_t *text = json_object_get(blk, "text");
+    if (is_text && json_is_string(text)) {
+      if (turn_buf_append(&joined, json_string_value(text), json_string_length(text)))
+        b->rc = -1;
+      in_text = true;
+    } else if (strcmp(type, "thinking") == 0) {
+      json_t *t = json_object_get(blk, "thinking");
+      if (json_is_string(t))
+        text_block(b, TURN_BLOCK_REASONING, json_string_value(t), json_string_length(t),
+                   m->at_ms);
+    } else if (strcmp(type, "tool_use") == 0) {
+      tool_block(b, m, blk);
+    } else if (strcmp(type, "tool_result") == 0) {
+      const char *id = str_field(blk, "tool_use_id");
+      if (id != NULL && !call_shown(b->h, index, m->turn, id)) orphan_block(b, m, blk);
+    }
+  }
+  if (in_text)
+    text_block(b, strcmp(role, "user") == 0 ? TURN_BLOCK_USER : TURN_BLOCK_ASSISTANT,
+               (const char *)joined.data, joined.len, m->at_ms);
+  turn_buf_fini(&joined);
+}
+
+int history_blocks(struct history *h, turn_buf *out) {
+  struct builder b = {h, out, 0, 0, 0};
+  if (turn_buf_append(out, "[", 1) != 0) return -1;
+  for (size_t i = 0; i < h->n_messages && b.rc == 0; i++)
+    message_blocks(&b, i);
+  notices_until(&b, 0, true);
+  if (b.rc == 0 && turn_buf_append(out, "]", 1) != 0) b.rc = -1;
+  return b.rc;
+}

@@ -1,0 +1,152 @@
+/* Handing runs, messages and sessions to the store (see persist.h). The store is
+ * written only from here, so what belongs to one iteration's transaction is in
+ * one place. */
+#include "persist.h"
+
+#include "daemon.h"
+#include "run.h"
+#include "session.h"
+#include "store.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void on_commit(evutil_socket_t fd, short events, void *arg) {
+  (void)fd;
+  (void)events;
+  struct turnd *d = arg;
+  d->commit_armed = false;
+  persist_pending(d);
+  store_commit(d->store);
+}
+
+void persist_pending(struct turnd *d) {
+  while (d->dirty != NULL)
+    persist_run_now(d->dirty);
+}
+
+void persist_soon(struct turnd *d) {
+  if (d->commit_armed) return;
+  d->commit_armed = true;
+  /* Activated, not timed: it runs after the callbacks already due in this
+   * iteration, so their writes share its commit. */
+  event_active(d->commit_ev, 0, 0);
+}
+
+void persist_run_dirty(struct run *r) {
+  if (!r->dirty) {
+    r->dirty = true;
+    r->next_dirty = r->d->dirty;
+    r->d->dirty = r;
+  }
+  persist_soon(r->d);
+}
+
+void persist_run_now(struct run *r) {
+  if (r->dirty) {
+    struct run **p = &r->d->dirty;
+    while (*p != r)
+      p = &(*p)->next_dirty;
+    *p = r->next_dirty;
+    r->dirty = false;
+  }
+  if (r->stored == r->n_events) return;
+  size_t from = r->stored == 0 ? 0 : r->line_end[r->stored - 1];
+  size_t to = r->line_end[r->n_events - 1];
+  if (store_events_add(r->d->store, r->id, r->stored, r->n_events - r->stored,
+                       turnd_now_ms(), (const char *)r->log.data + from, to - from) == 0)
+    r->stored = r->n_events;
+  if (r->ended) store_turn_ended(r->d->store, r->id);
+  persist_soon(r->d);
+}
+
+void persist_turn_started(struct run *r) {
+  store_turn_add(r->d->store, r->id, r->session->id, turnd_now_ms());
+  persist_soon(r->d);
+}
+
+void persist_session(struct turnd *d, const struct session *s) {
+  store_session_put(d->store, s->id, s->title, s->created_ms, s->updated_ms,
+                    s->message_count);
+  persist_soon(d);
+}
+
+void persist_message(struct run *r, struct convo_message *m) {
+  struct session *s = r->session;
+  if (store_message_add(r->d->store, s->id, s->message_count, r->id, m->at_ms, m->json) ==
+      0) {
+    s->message_count++;
+    if (m->at_ms > s->updated_ms) s->updated_ms = m->at_ms;
+    persist_session(r->d, s);
+  }
+  free(m->json);
+  m->json = NULL;
+}
+
+/* ------------------------------------------------------------- start-up */
+
+static int load_session(void *ctx, const char *id, const char *title, uint64_t created_ms,
+                        uint64_t updated_ms, uint64_t message_count) {
+  return session_add_loaded(ctx, id, title, created_ms, updated_ms, message_count) != NULL
+             ? 0
+             : -1;
+}
+
+/* A turn a crash left without its end: a notice says what happened, then the
+ * end, as if turnd had been stopped. */
+static int end_unended(void *ctx, const char *turn, const char *session,
+                       uint64_t next_seq) {
+  struct turnd *d = ctx;
+  turn_buf lines;
+  turn_buf_init(&lines, 4096, NULL);
+  turn_event ev[3];
+  size_t n = 0;
+  memset(ev, 0, sizeof ev);
+  if (next_seq == 0) { /* not even its first event was kept */
+    ev[n].type = TURN_EV_TURN;
+    ev[n].turn.turn = turn_str_c(turn);
+    ev[n++].turn.session = turn_str_c(session);
+  }
+  ev[n].type = TURN_EV_NOTICE;
+  ev[n++].notice.text = TURN_STR("turnd stopped while this turn was running");
+  ev[n].type = TURN_EV_END;
+  ev[n++].end.stop_reason = TURN_STOP_INTERRUPT;
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) {
+    ev[i].seq = next_seq + i;
+    if (turn_event_encode(&ev[i], &lines) != TURN_OK || turn_buf_append(&lines, "\n", 1))
+      rc = -1;
+  }
+  if (rc == 0)
+    rc = store_events_add(d->store, turn, next_seq, n, turnd_now_ms(),
+                          (const char *)lines.data, lines.len);
+  if (rc == 0) rc = store_turn_ended(d->store, turn);
+  turn_buf_fini(&lines);
+  return rc;
+}
+
+int persist_start(struct turnd *d) {
+  char err[512];
+  d->store = store_open(d->opt->data_dir, err, sizeof err);
+  if (d->store == NULL) {
+    fprintf(stderr, "turnd: %s\n", err);
+    return -1;
+  }
+  d->commit_ev = event_new(d->base, -1, 0, on_commit, d);
+  if (d->commit_ev == NULL || store_sessions_each(d->store, load_session, d) != 0 ||
+      store_unended_each(d->store, end_unended, d) != 0 || store_commit(d->store) != 0) {
+    fprintf(stderr, "turnd: cannot read the store in %s\n", d->opt->data_dir);
+    return -1;
+  }
+  return 0;
+}
+
+void persist_stop(struct turnd *d) {
+  if (d->store != NULL) persist_pending(d);
+  store_close(d->store);
+  d->store = NULL;
+  if (d->commit_ev != NULL) event_free(d->commit_ev);
+  d->commit_ev = NULL;
+}

@@ -1,0 +1,112 @@
+/* Replay from the store (see replay.h). Each slice is read when the one before
+ * has left turnd's buffer, so a slow reader holds at most one slice, and the
+ * store is never read for more than about REPLAY_SLICE bytes at a time. */
+#include "replay.h"
+
+#include "daemon.h"
+#include "store.h"
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REPLAY_SLICE (64u * 1024u)
+
+struct replay {
+  struct turnd *d;
+  struct evhttp_request *req;     /* the streaming answer */
+  struct evhttp_connection *conn; /* req's connection: its close ends us */
+  char turn[64];
+  uint64_t next_seq; /* first seq not yet sent */
+};
+
+struct slice {
+  struct evbuffer *out;
+  uint64_t next_seq; /* advanced past each line taken */
+  int failed;
+};
+
+/* Takes the lines of a chunk at or after next_seq; stops once the slice is full. */
+static int take_chunk(void *ctx, const char *turn, uint64_t first_seq, uint64_t n,
+                      uint64_t at_ms, const char *lines, size_t len) {
+  (void)turn;
+  (void)at_ms;
+  struct slice *sl = ctx;
+  const char *p = lines, *end = lines + len;
+  for (uint64_t seq = first_seq; seq < first_seq + n && p < end; seq++) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *next = nl != NULL ? nl + 1 : end;
+    if (seq == sl->next_seq) {
+      if (evbuffer_add(sl->out, p, (size_t)(next - p)) != 0) {
+        sl->failed = 1;
+        return 1;
+      }
+      sl->next_seq++;
+    }
+    p = next;
+  }
+  return evbuffer_get_length(sl->out) >= REPLAY_SLICE ? 1 : 0;
+}
+
+static void replay_free(struct replay *rp) {
+  if (rp->conn != NULL) evhttp_connection_set_closecb(rp->conn, NULL, NULL);
+  free(rp);
+}
+
+/* The reader went away: ending the answer frees the request (see run.c). */
+static void on_close(struct evhttp_connection *conn, void *arg) {
+  (void)conn;
+  struct replay *rp = arg;
+  evhttp_connection_set_closecb(rp->conn, NULL, NULL);
+  rp->conn = NULL;
+  evhttp_send_reply_end(rp->req);
+  replay_free(rp);
+}
+
+static void on_written(struct evhttp_connection *conn, void *arg);
+
+/* Sends the next slice, or ends the answer when there is none. */
+static void replay_next(struct replay *rp) {
+  struct slice sl = {evbuffer_new(), rp->next_seq, 0};
+  if (sl.out == NULL ||
+      store_turn_events_each(rp->d->store, rp->turn, rp->next_seq, take_chunk, &sl) < 0 ||
+      sl.failed || evbuffer_get_length(sl.out) == 0) {
+    /* The end, or a store that cannot be read: the reader sees the stream stop
+     * short of its end event and may come back. */
+    if (sl.out != NULL) evbuffer_free(sl.out);
+    struct evhttp_request *req = rp->req;
+    replay_free(rp); /* first: ending an HTTP/1.0 answer may close at once */
+    evhttp_send_reply_end(req);
+    return;
+  }
+  rp->next_seq = sl.next_seq;
+  evhttp_send_reply_chunk_with_cb(rp->req, sl.out, on_written, rp);
+  evbuffer_free(sl.out);
+}
+
+static void on_written(struct evhttp_connection *conn, void *arg) {
+  (void)conn;
+  replay_next(arg);
+}
+
+int replay_start(struct turnd *d, struct evhttp_request *req, const char *turn,
+                 uint64_t next_seq) {
+  struct replay *rp = calloc(1, sizeof *rp);
+  if (rp == NULL || strlen(turn) >= sizeof rp->turn) {
+    free(rp);
+    return -1;
+  }
+  rp->d = d;
+  rp->req = req;
+  rp->conn = evhttp_request_get_connection(req);
+  memcpy(rp->turn, turn, strlen(turn) + 1);
+  rp->next_seq = next_seq;
+  evhttp_connection_set_closecb(rp->conn, on_close, rp);
+  struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
+  evhttp_add_header(headers, "Content-Type", "application/x-ndjson");
+  evhttp_add_header(headers, "Cache-Control", "no-store");
+  evhttp_send_reply_start(req, 200, "OK");
+  replay_next(rp);
+  return 0;
+}

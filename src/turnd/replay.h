@@ -1,0 +1,17 @@
+/* Replaying a turn that is no longer in memory (ended long ago, or before a
+ * restart) from the store's recorded events, slice by slice as the reader takes
+ * them, like a follower of a live run. */
+#ifndef TURND_REPLAY_H
+#define TURND_REPLAY_H
+
+#include <stdint.h>
+
+struct turnd;
+struct evhttp_request;
+
+/* Streams the recorded events of turn from seq next_seq on, then ends the
+ * answer. Returns 0, or -1 (req not answered yet: the caller sends the error). */
+int replay_start(struct turnd *d, struct evhttp_request *req, const char *turn,
+                 uint64_t next_seq);
+
+#endif

@@ -1,0 +1,440 @@
+/* The store on SQLite (see store.h). One connection; a lock file keeps a second
+ * turnd away from the same data folder (the database itself stays readable, so
+ * the sqlite3 shell can inspect or back it up while turnd runs). Statements are
+ * prepared once; writes join the transaction that store_commit() ends. */
+#include "store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Schema migrations: migrations[v] brings a database from user_version v to
+ * v + 1. Append only; a released step never changes. */
+static const char *const migrations[] = {
+    /* 0 -> 1: sessions, their messages, turns and their events in chunks. */
+    "CREATE TABLE sessions ("
+    "  id TEXT PRIMARY KEY, title TEXT NOT NULL, channel TEXT NOT NULL,"
+    "  created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL,"
+    "  message_count INTEGER NOT NULL);"
+    "CREATE TABLE messages ("
+    "  session TEXT NOT NULL, n INTEGER NOT NULL, turn TEXT NOT NULL,"
+    "  at_ms INTEGER NOT NULL, body TEXT NOT NULL,"
+    "  PRIMARY KEY (session, n)) WITHOUT ROWID;"
+    "CREATE TABLE turns ("
+    "  id TEXT PRIMARY KEY, session TEXT NOT NULL, started_ms INTEGER NOT NULL,"
+    "  ended INTEGER NOT NULL DEFAULT 0);"
+    "CREATE INDEX turns_by_session ON turns (session, started_ms);"
+    "CREATE INDEX turns_unended ON turns (id) WHERE ended = 0;"
+    "CREATE TABLE events ("
+    "  turn TEXT NOT NULL, first_seq INTEGER NOT NULL, n INTEGER NOT NULL,"
+    "  at_ms INTEGER NOT NULL, lines BLOB NOT NULL,"
+    "  PRIMARY KEY (turn, first_seq)) WITHOUT ROWID;",
+};
+#define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
+
+enum stmt_id {
+  ST_SESSION_PUT,
+  ST_MESSAGE_ADD,
+  ST_TURN_ADD,
+  ST_EVENTS_ADD,
+  ST_TURN_ENDED,
+  ST_SESSIONS,
+  ST_MESSAGES,
+  ST_SESSION_EVENTS,
+  ST_TURN_EVENTS,
+  ST_TURN_FIND,
+  ST_UNENDED,
+  ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+    [ST_SESSION_PUT] = "INSERT INTO sessions (id, title, channel, created_ms, updated_ms,"
+                       " message_count) VALUES (?1, ?2, 'web', ?3, ?4, ?5)"
+                       " ON CONFLICT (id) DO UPDATE SET title = ?2, updated_ms = ?4,"
+                       " message_count = ?5",
+    [ST_MESSAGE_ADD] = "INSERT INTO messages (session, n, turn, at_ms, body)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [ST_TURN_ADD] = "INSERT INTO turns (id, session, started_ms) VALUES (?1, ?2, ?3)",
+    [ST_EVENTS_ADD] = "INSERT INTO events (turn, first_seq, n, at_ms, lines)"
+                      " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [ST_TURN_ENDED] = "UPDATE turns SET ended = 1 WHERE id = ?1",
+    [ST_SESSIONS] =
+        "SELECT id, title, created_ms, updated_ms, message_count FROM sessions",
+    [ST_MESSAGES] = "SELECT n, turn, at_ms, body FROM messages WHERE session = ?1"
+                    " ORDER BY n",
+    [ST_SESSION_EVENTS] = "SELECT e.turn, e.first_seq, e.n, e.at_ms, e.lines"
+                          " FROM turns t JOIN events e ON e.turn = t.id"
+                          " WHERE t.session = ?1"
+                          " ORDER BY t.started_ms, t.id, e.first_seq",
+    /* From the chunk that holds seq ?2 on. */
+    [ST_TURN_EVENTS] = "SELECT turn, first_seq, n, at_ms, lines FROM events"
+                       " WHERE turn = ?1 AND first_seq >= coalesce((SELECT max(first_seq)"
+                       " FROM events WHERE turn = ?1 AND first_seq <= ?2), 0)"
+                       " ORDER BY first_seq",
+    [ST_TURN_FIND] = "SELECT session FROM turns WHERE id = ?1",
+    [ST_UNENDED] = "SELECT t.id, t.session, coalesce((SELECT max(first_seq + n)"
+                   " FROM events WHERE turn = t.id), 0) FROM turns t WHERE t.ended = 0",
+};
+
+struct store {
+  int lock_fd; /* DIR/turnd.lock, flock'ed while we run; the kernel drops the lock
+                  when the process dies, however it dies */
+  sqlite3 *db;
+  sqlite3_stmt *stmt[ST_COUNT];
+  bool in_tx; /* a transaction is open: store_commit() ends it */
+};
+
+static void say(struct store *st, const char *what) {
+  /* SQLite's message names the failure, never the values bound. */
+  fprintf(stderr, "turnd: store: %s: %s\n", what, sqlite3_errmsg(st->db));
+}
+
+static int exec(struct store *st, const char *sql) {
+  char *msg = NULL;
+  if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
+  sqlite3_free(msg);
+  return -1;
+}
+
+static int user_version(struct store *st) {
+  sqlite3_stmt *s;
+  int v = -1;
+  if (sqlite3_prepare_v2(st->db, "PRAGMA user_version", -1, &s, NULL) != SQLITE_OK)
+    return -1;
+  if (sqlite3_step(s) == SQLITE_ROW) v = sqlite3_column_int(s, 0);
+  sqlite3_finalize(s);
+  return v;
+}
+
+/* Brings the schema to SCHEMA_VERSION in one transaction: all steps or none. */
+static int migrate(struct store *st, char *err, size_t cap) {
+  int v = user_version(st);
+  if (v < 0) {
+    snprintf(err, cap, "cannot read the schema version: %s", sqlite3_errmsg(st->db));
+    return -1;
+  }
+  if (v > SCHEMA_VERSION) {
+    snprintf(err, cap, "the database has schema version %d, newer than this turnd (%d)",
+             v, SCHEMA_VERSION);
+    return -1;
+  }
+  if (v == SCHEMA_VERSION) return 0;
+  if (exec(st, "BEGIN IMMEDIATE") != 0) goto fail;
+  for (; v < SCHEMA_VERSION; v++)
+    if (exec(st, migrations[v]) != 0) goto fail;
+  char sql[64];
+  snprintf(sql, sizeof sql, "PRAGMA user_version = %d", SCHEMA_VERSION);
+  if (exec(st, sql) != 0 || exec(st, "COMMIT") != 0) goto fail;
+  return 0;
+fail:
+  snprintf(err, cap, "cannot bring the schema to version %d: %s", SCHEMA_VERSION,
+           sqlite3_errmsg(st->db));
+  exec(st, "ROLLBACK");
+  return -1;
+}
+
+struct store *store_open(const char *dir, char *err, size_t cap) {
+  struct store *st = calloc(1, sizeof *st);
+  if (st == NULL) {
+    snprintf(err, cap, "out of memory");
+    return NULL;
+  }
+  st->lock_fd = -1;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/turnd.lock", dir);
+  st->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (st->lock_fd < 0 || flock(st->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    snprintf(err, cap, "%s: %s", path,
+             errno == EWOULDBLOCK ? "another turnd uses this data folder"
+                                  : strerror(errno));
+    store_close(st);
+    return NULL;
+  }
+  snprintf(path, sizeof path, "%s/turnd.db", dir);
+  if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+      SQLITE_OK) {
+    snprintf(err, cap, "cannot open %s: %s", path,
+             st->db != NULL ? sqlite3_errmsg(st->db) : "out of memory");
+    store_close(st);
+    return NULL;
+  }
+  /* synchronous=NORMAL in WAL mode loses nothing committed when the process
+   * dies; only a power cut can take the last commits back. */
+  if (exec(st, "PRAGMA journal_mode = WAL") != 0 ||
+      exec(st, "PRAGMA synchronous = NORMAL") != 0) {
+    snprintf(err, cap, "cannot set up %s: %s", path, sqlite3_errmsg(st->db));
+    store_close(st);
+    return NULL;
+  }
+  if (migrate(st, err, cap) != 0) {
+    store_close(st);
+    return NULL;
+  }
+  for (int i = 0; i < ST_COUNT; i++)
+    if (sqlite3_prepare_v3(st->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+                           &st->stmt[i], NULL) != SQLITE_OK) {
+      snprintf(err, cap, "cannot prepare a statement: %s", sqlite3_errmsg(st->db));
+      store_close(st);
+      return NULL;
+    }
+  return st;
+}
+
+void store_close(struct store *st) {
+  if (st == NULL) return;
+  if (st->db != NULL) store_commit(st);
+  for (int i = 0; i < ST_COUNT; i++)
+    sqlite3_finalize(st->stmt[i]);
+  sqlite3_close(st->db);
+  if (st->lock_fd >= 0) close(st->lock_fd);
+  free(st);
+}
+
+int store_commit(struct store *st) {
+  if (!st->in_tx) return 0;
+  st->in_tx = false;
+  if (exec(st, "COMMIT") == 0) return 0;
+  say(st, "commit");
+  exec(st, "ROLLBACK");
+  return -1;
+}
+
+/* Starts the iteration's transaction at its first write. */
+static sqlite3_stmt *writer(struct store *st, enum stmt_id id) {
+  if (!st->in_tx) {
+    if (exec(st, "BEGIN") != 0) {
+      say(st, "begin");
+      return NULL;
+    }
+    st->in_tx = true;
+  }
+  return st->stmt[id];
+}
+
+static int run_write(struct store *st, sqlite3_stmt *s, const char *what) {
+  int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (rc == SQLITE_DONE) return 0;
+  say(st, what);
+  return -1;
+}
+
+static void bind_text(sqlite3_stmt *s, int i, const char *text) {
+  sqlite3_bind_text(s, i, text, -1, SQLITE_STATIC);
+}
+
+static void bind_u64(sqlite3_stmt *s, int i, uint64_t v) {
+  sqlite3_bind_int64(s, i, (sqlite3_int64)v);
+}
+
+int store_session_put(struct store *st, const char *id, const char *title,
+                      uint64_t created_ms, uint64_t updated_ms, uint64_t message_count) {
+  sqlite3_stmt *s = writer(st, ST_SESSION_PUT);
+  if (s == NULL) return -1;
+  bind_text(s, 1, id);
+  bind_text(s, 2, title);
+  bind_u64(s, 3, created_ms);
+  bind_u64(s, 4, updated_ms);
+  bind_u64(s, 5, message_count);
+  return run_write(st, s, "session");
+}
+
+int store_message_add(struct store *st, const char *session, uint64_t n, const char *turn,
+                      uint64_t at_ms, const char *json) {
+  sqlite3_stmt *s = writer(st, ST_MESSAGE_ADD);
+  if (s == NULL) return -1;
+  bind_text(s, 1, session);
+  bind_u64(s, 2, n);
+  bind_text(s, 3, turn);
+  bind_u64(s, 4, at_ms);
+  bind_text(s, 5, json);
+  return run_write(st, s, "message");
+}
+
+int store_turn_add(struct store *st, const char *turn, const char *session,
+                   uint64_t started_ms) {
+  sqlite3_stmt *s = writer(st, ST_TURN_ADD);
+  if (s == NULL) return -1;
+  bind_text(s, 1, turn);
+  bind_text(s, 2, session);
+  bind_u64(s, 3, started_ms);
+  return run_write(st, s, "turn");
+}
+
+int store_events_add(struct store *st, const char *turn, uint64_t first_seq, uint64_t n,
+                     uint64_t at_ms, const char *lines, size_t len) {
+  sqlite3_stmt *s = writer(st, ST_EVENTS_ADD);
+  if (s == NULL) return -1;
+  bind_text(s, 1, turn);
+  bind_u64(s, 2, first_seq);
+  bind_u64(s, 3, n);
+  bind_u64(s, 4, at_ms);
+  sqlite3_bind_blob64(s, 5, lines, len, SQLITE_STATIC);
+  return run_write(st, s, "events");
+}
+
+int store_turn_ended(struct store *st, const char *turn) {
+  sqlite3_stmt *s = writer(st, ST_TURN_ENDED);
+  if (s == NULL) return -1;
+  bind_text(s, 1, turn);
+  return run_write(st, s, "turn end");
+}
+
+/* ------------------------------------------------------------------- reads */
+
+static uint64_t col_u64(sqlite3_stmt *s, int i) {
+  return (uint64_t)sqlite3_column_int64(s, i);
+}
+
+static const char *col_text(sqlite3_stmt *s, int i) {
+  const unsigned char *t = sqlite3_column_text(s, i);
+  return t != NULL ? (const char *)t : "";
+}
+
+/* Steps s to its end, calling row for each row. Returns 0, row's non-zero
+ * return, or -1 on a database error. */
+static int walk(struct store *st, sqlite3_stmt *s, int (*row)(sqlite3_stmt *, void *),
+                void *ctx) {
+  int rc, out = 0;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+    if ((out = row(s, ctx)) != 0) break;
+  if (out == 0 && rc != SQLITE_DONE) {
+    say(st, "read");
+    out = -1;
+  }
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  return out;
+}
+
+struct session_walk {
+  store_session_cb *cb;
+  void *ctx;
+};
+
+static int session_row(sqlite3_stmt *s, void *arg) {
+  struct session_walk *w = arg;
+  return w->cb(w->ctx, col_text(s, 0), col_text(s, 1), col_u64(s, 2), col_u64(s, 3),
+               col_u64(s, 4));
+}
+
+int store_sessions_each(struct store *st, store_session_cb *cb, void *ctx) {
+  struct session_walk w = {cb, ctx};
+  return walk(st, st->stmt[ST_SESSIONS], session_row, &w);
+}
+
+struct message_walk {
+  store_message_cb *cb;
+  void *ctx;
+};
+
+static int message_row(sqlite3_stmt *s, void *arg) {
+  struct message_walk *w = arg;
+  return w->cb(w->ctx, col_u64(s, 0), col_text(s, 1), col_u64(s, 2), col_text(s, 3));
+}
+
+int store_messages_each(struct store *st, const char *session, store_message_cb *cb,
+                        void *ctx) {
+  struct message_walk w = {cb, ctx};
+  bind_text(st->stmt[ST_MESSAGES], 1, session);
+  return walk(st, st->stmt[ST_MESSAGES], message_row, &w);
+}
+
+struct chunk_walk {
+  store_chunk_cb *cb;
+  void *ctx;
+};
+
+static int chunk_row(sqlite3_stmt *s, void *arg) {
+  struct chunk_walk *w = arg;
+  const void *blob = sqlite3_column_blob(s, 4);
+  size_t len = (size_t)sqlite3_column_bytes(s, 4);
+  return w->cb(w->ctx, col_text(s, 0), col_u64(s, 1), col_u64(s, 2), col_u64(s, 3),
+               blob != NULL ? blob : "", len);
+}
+
+int store_session_events_each(struct store *st, const char *session, store_chunk_cb *cb,
+                              void *ctx) {
+  struct chunk_walk w = {cb, ctx};
+  bind_text(st->stmt[ST_SESSION_EVENTS], 1, session);
+  return walk(st, st->stmt[ST_SESSION_EVENTS], chunk_row, &w);
+}
+
+int store_turn_events_each(struct store *st, const char *turn, uint64_t seq,
+                           store_chunk_cb *cb, void *ctx) {
+  struct chunk_walk w = {cb, ctx};
+  bind_text(st->stmt[ST_TURN_EVENTS], 1, turn);
+  bind_u64(st->stmt[ST_TURN_EVENTS], 2, seq);
+  return walk(st, st->stmt[ST_TURN_EVENTS], chunk_row, &w);
+}
+
+struct find_walk {
+  char *session;
+  size_t cap;
+  bool found;
+};
+
+static int find_row(sqlite3_stmt *s, void *arg) {
+  struct find_walk *w = arg;
+  snprintf(w->session, w->cap, "%s", col_text(s, 0));
+  w->found = true;
+  return 0;
+}
+
+int store_turn_find(struct store *st, const char *turn, char *session, size_t cap) {
+  struct find_walk w = {session, cap, false};
+  bind_text(st->stmt[ST_TURN_FIND], 1, turn);
+  if (walk(st, st->stmt[ST_TURN_FIND], find_row, &w) != 0) return -1;
+  return w.found ? 1 : 0;
+}
+
+struct unended {
+  char *turn, *session;
+  uint64_t next_seq;
+};
+
+struct unended_list {
+  struct unended *items;
+  size_t n, cap;
+};
+
+static int unended_row(sqlite3_stmt *s, void *arg) {
+  struct unended_list *l = arg;
+  if (l->n == l->cap) {
+    size_t cap = l->cap == 0 ? 8 : l->cap * 2;
+    struct unended *grown = realloc(l->items, cap * sizeof *grown);
+    if (grown == NULL) return -1;
+    l->items = grown;
+    l->cap = cap;
+  }
+  struct unended *u = &l->items[l->n];
+  u->turn = strdup(col_text(s, 0));
+  u->session = strdup(col_text(s, 1));
+  u->next_seq = col_u64(s, 2);
+  if (u->turn == NULL || u->session == NULL) {
+    free(u->turn);
+    free(u->session);
+    return -1;
+  }
+  l->n++;
+  return 0;
+}
+
+int store_unended_each(struct store *st, store_unended_cb *cb, void *ctx) {
+  /* Collected first: the callback writes to the table being read. */
+  struct unended_list l = {NULL, 0, 0};
+  int rc = walk(st, st->stmt[ST_UNENDED], unended_row, &l);
+  for (size_t i = 0; i < l.n; i++) {
+    if (rc == 0) rc = cb(ctx, l.items[i].turn, l.items[i].session, l.items[i].next_seq);
+    free(l.items[i].turn);
+    free(l.items[i].session);
+  }
+  free(l.items);
+  return rc;
+}
