@@ -1,0 +1,465 @@
+/* case_runner: runs tests/cases/NNNN.case files, one daemon scenario each (the
+ * grammar is tests/cases/README.md). A file is read twice: once with stand-in
+ * ids, so a malformed line fails before turnd starts, then for real against a
+ * turnd on port 0 in a temporary data folder. Every wait is for an event (an
+ * answer, a line of a type, an exit) under one generous safety timeout. */
+#include "case.h"
+#include "case_expect.h"
+#include "case_net.h"
+#include "case_subst.h"
+#include "harness.h"
+#include "turn/turn.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_NAMES 64
+#define MAX_ARGS  24
+
+/* Everything a case holds, global so that case_fail can stop turnd and remove
+ * the temporary files from wherever the case fails. */
+static struct {
+  const char *file;          /* the .case file, for messages */
+  bool dry;                  /* the first reading: syntax only, no turnd */
+  char names[MAX_NAMES][32]; /* stream names declared so far (first reading) */
+  size_t n_names;            /* ... */
+  char *model;               /* the [model] lines joined; owned */
+  size_t model_len;          /* ... */
+  char *args[MAX_ARGS];      /* [turnd] arguments; owned */
+  size_t n_args;             /* ... */
+  char script_dir[64];       /* holds the model script; "" when none */
+  char script_path[128];     /* ... */
+  struct turnd_proc turnd;   /* the daemon, once started */
+  bool started;              /* turnd runs and has not been stopped */
+  struct case_net net;       /* every request; set up for the second reading */
+  struct case_stream *last;  /* the latest request: the default subject */
+  bool stopped;              /* a [stop] line ran */
+} R;
+
+static void remove_script(void) {
+  if (R.script_path[0] != '\0') remove(R.script_path);
+  if (R.script_dir[0] != '\0') rmdir(R.script_dir);
+  R.script_path[0] = R.script_dir[0] = '\0';
+}
+
+/* What case_show_lines asked to print with the next failure. */
+static struct {
+  const char *label;
+  char *const *lines;
+  size_t n;
+} shown[2];
+
+static void print_lines(const char *label, char *const *lines, size_t n) {
+  fprintf(stderr, "%s (%zu line%s):\n", label, n, n == 1 ? "" : "s");
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(lines[i]);
+    fprintf(stderr, "  %3zu  %.*s%s\n", i + 1, len > 240 ? 240 : (int)len, lines[i],
+            len > 240 ? "..." : "");
+  }
+}
+
+void case_show_lines(const char *label, char *const *lines, size_t n) {
+  size_t k = shown[0].label == NULL ? 0 : 1;
+  shown[k].label = label;
+  shown[k].lines = lines;
+  shown[k].n = n;
+}
+
+_Noreturn void case_fail(unsigned line_no, const char *fmt, ...) {
+  char msg[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (line_no > 0)
+    fprintf(stderr, "%s:%u: %s\n", R.file, line_no, msg);
+  else
+    fprintf(stderr, "%s: %s\n", R.file, msg);
+  for (size_t k = 0; k < 2 && shown[k].label != NULL; k++)
+    print_lines(shown[k].label, shown[k].lines, shown[k].n);
+  if (R.started) harness_stop(&R.turnd, SIGKILL);
+  R.started = false;
+  remove_script();
+  exit(1);
+}
+
+static long long now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool declared(const char *name) {
+  for (size_t i = 0; i < R.n_names; i++)
+    if (strcmp(R.names[i], name) == 0) return true;
+  return false;
+}
+
+/* Placeholders as this reading sees them: stand-ins on the first, turnd's ids
+ * and port on the second; in [model] only %REPEAT and %%. */
+static char *expand(const char *in, unsigned line_no, bool model) {
+  struct case_subst ctx = {.dry = R.dry,
+                           .model = model,
+                           .net = &R.net,
+                           .port = R.turnd.port,
+                           .declared = declared};
+  return case_subst(in, line_no, &ctx);
+}
+
+/* ------------------------------------------------------------ [request] */
+
+struct request {
+  char method[16];
+  char path[2048];
+  const char *body; /* points into the line; NULL for none */
+  struct case_stream tmpl;
+  bool background;
+};
+
+static char *trim(char *s) {
+  while (*s == ' ' || *s == '\t')
+    s++;
+  size_t n = strlen(s);
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+    s[--n] = '\0';
+  return s;
+}
+
+/* One option after the status: "as NAME", "background", "drop after N lines". */
+static void parse_option(struct request *rq, char *opt, unsigned line_no) {
+  char word[32], unit[16];
+  unsigned long n;
+  int used = 0;
+  if (strcmp(opt, "background") == 0) {
+    rq->background = true;
+  } else if (sscanf(opt, "as %31s %n", word, &used) == 1 && opt[used] == '\0') {
+    /* The names [expect] can refer to: a letter, then letters, digits, '_'. */
+    bool valid = (word[0] >= 'A' && word[0] <= 'Z') || (word[0] >= 'a' && word[0] <= 'z');
+    for (const char *c = word; valid && *c != '\0'; c++)
+      valid = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+              (*c >= '0' && *c <= '9') || *c == '_';
+    if (!valid)
+      case_fail(line_no, "\"%s\" is not a name (a letter, then letters, digits, _)",
+                word);
+    snprintf(rq->tmpl.name, sizeof rq->tmpl.name, "%s", word);
+  } else if (sscanf(opt, "drop after %lu %15s %n", &n, unit, &used) == 2 &&
+             opt[used] == '\0' && n > 0 && strcmp(unit, n == 1 ? "line" : "lines") == 0) {
+    rq->tmpl.drop_after = n;
+  } else {
+    case_fail(line_no, "unknown option \"%s\" (as NAME, background, drop after N lines)",
+              opt);
+  }
+}
+
+/* METHOD PATH [BODY] -> STATUS[, OPTION]... ; the body is what lies between the
+ * path and the last " -> ", sent byte for byte (it may be bad JSON on purpose). */
+static void parse_request(struct request *rq, char *arg, unsigned line_no) {
+  memset(rq, 0, sizeof *rq);
+  rq->tmpl.line_no = line_no;
+  char *arrow = NULL;
+  for (char *a = strstr(arg, " -> "); a != NULL; a = strstr(a + 1, " -> "))
+    arrow = a;
+  if (arrow == NULL) case_fail(line_no, "a [request] needs \" -> STATUS\"");
+  *arrow = '\0';
+  char *rest = arrow + 4;
+  int used = 0;
+  if (sscanf(arg, " %15[A-Z] %2047s %n", rq->method, rq->path, &used) != 2 ||
+      rq->path[0] != '/')
+    case_fail(line_no, "a [request] starts with METHOD /PATH");
+  char *body = trim(arg + used);
+  rq->body = body[0] != '\0' ? body : NULL;
+  char *end;
+  rq->tmpl.want_status = strtol(rest, &end, 10);
+  if (end == rest || rq->tmpl.want_status < 100 || rq->tmpl.want_status > 599)
+    case_fail(line_no, "the status after -> is not an HTTP status");
+  for (char *opt = trim(end); *opt != '\0';) {
+    if (*opt != ',') case_fail(line_no, "options after the status follow a comma");
+    opt++;
+    char *comma = strchr(opt, ',');
+    if (comma != NULL) *comma = '\0';
+    parse_option(rq, trim(opt), line_no);
+    if (comma == NULL) break;
+    *comma = ',';
+    opt = comma;
+  }
+  if (rq->background && rq->tmpl.name[0] == '\0')
+    case_fail(line_no, "a background request needs a name: \"as NAME\"");
+}
+
+static void run_request(char *arg, unsigned line_no) {
+  struct request rq;
+  parse_request(&rq, arg, line_no);
+  const char *name = rq.tmpl.name;
+  if (R.dry) {
+    if (name[0] != '\0' && declared(name)) case_fail(line_no, "%s is named twice", name);
+    if (name[0] != '\0' && R.n_names < MAX_NAMES)
+      snprintf(R.names[R.n_names++], sizeof R.names[0], "%s", name);
+    return;
+  }
+  char url[2200];
+  snprintf(url, sizeof url, "%s%s", R.turnd.base_url, rq.path);
+  struct case_stream *s = case_net_start(&R.net, &rq.tmpl, rq.method, url, rq.body);
+  R.last = s;
+  long long deadline = now_ms() + CASE_SAFETY_MS;
+  case_net_pump(&R.net, 0);
+  while (!rq.background && !s->done) {
+    if (now_ms() > deadline)
+      case_fail(line_no, "no whole answer in %d s", CASE_SAFETY_MS / 1000);
+    case_net_pump(&R.net, 100);
+  }
+}
+
+/* -------------------------------------------------------------- [await] */
+
+/* [await] NAME TYPE[#K] | NAME done: until the stream has its K-th line of that
+ * type, or its answer has ended. */
+static void run_await(const char *arg, unsigned line_no) {
+  char name[32], what[64];
+  int used = 0;
+  if (sscanf(arg, " %31s %63s %n", name, what, &used) != 2 || arg[used] != '\0')
+    case_fail(line_no, "[await] takes NAME TYPE[#K] or NAME done");
+  unsigned long k = 1;
+  char *hash = strchr(what, '#');
+  if (hash != NULL) {
+    char *end;
+    k = strtoul(hash + 1, &end, 10);
+    if (*end != '\0' || k == 0) case_fail(line_no, "TYPE#K takes K from 1");
+    *hash = '\0';
+  }
+  bool done = strcmp(what, "done") == 0 && hash == NULL;
+  int type = done ? -1 : turn_event_type_from_name(turn_str_c(what));
+  if (!done && type < 0) case_fail(line_no, "\"%s\" is not an event type", what);
+  if (R.dry) {
+    if (!declared(name)) case_fail(line_no, "no request is named %s", name);
+    return;
+  }
+  struct case_stream *s = case_net_find(&R.net, name);
+  if (s == NULL) case_fail(line_no, "no request is named %s", name);
+  long long deadline = now_ms() + CASE_SAFETY_MS;
+  for (;;) {
+    size_t seen = 0;
+    for (size_t i = 0; i < s->n_lines; i++)
+      seen += s->types[i] == type;
+    if (done ? s->done : seen >= k) return;
+    if (s->done) {
+      case_show_lines(name, s->lines, s->n_lines);
+      case_fail(line_no, "%s ended with %zu %s line%s", name, seen, what,
+                seen == 1 ? "" : "s");
+    }
+    if (now_ms() > deadline)
+      case_fail(line_no, "waited %d s for %s", CASE_SAFETY_MS / 1000, arg);
+    case_net_pump(&R.net, 100);
+  }
+}
+
+/* --------------------------------------------------------------- turnd */
+
+static void start_turnd(void) {
+  const char *argv[MAX_ARGS + 3];
+  size_t n = 0;
+  static char model_arg[160];
+  if (R.model != NULL) {
+    snprintf(R.script_dir, sizeof R.script_dir, "/tmp/turnd-case-XXXXXX");
+    if (mkdtemp(R.script_dir) == NULL) {
+      R.script_dir[0] = '\0';
+      case_fail(0, "cannot make a temporary folder: %s", strerror(errno));
+    }
+    if (harness_write_file(R.script_dir, "model.json", R.model, R.script_path,
+                           sizeof R.script_path) != 0)
+      case_fail(0, "cannot write the model script");
+    snprintf(model_arg, sizeof model_arg, "script:%s", R.script_path);
+    argv[n++] = "--model";
+    argv[n++] = model_arg;
+  }
+  for (size_t i = 0; i < R.n_args; i++)
+    argv[n++] = R.args[i];
+  argv[n] = NULL;
+  if (harness_start(&R.turnd, argv) != 0)
+    case_fail(0, "turnd did not start (it printed \"%s\")", R.turnd.listen_line);
+  R.started = true;
+}
+
+/* SIGTERM; every answer still open must then end (turnd ends running turns with
+ * interrupt), and turnd must exit 0. */
+static void stop_turnd(unsigned line_no) {
+  kill(R.turnd.pid, SIGTERM);
+  long long deadline = now_ms() + CASE_SAFETY_MS;
+  for (size_t i = 0; i < R.net.n; i++) {
+    while (!R.net.streams[i]->done) {
+      if (now_ms() > deadline)
+        case_fail(line_no, "the answer of line %u did not end after SIGTERM",
+                  R.net.streams[i]->line_no);
+      case_net_pump(&R.net, 100);
+    }
+  }
+  R.started = false;
+  int status = harness_stop(&R.turnd, 0);
+  if (status != 0) case_fail(line_no, "turnd exited with status %d, want 0", status);
+}
+
+/* ------------------------------------------------------------- the case */
+
+static void add_model(const char *arg, unsigned line_no) {
+  char *text = expand(arg, line_no, true);
+  size_t len = strlen(text);
+  char *grown = realloc(R.model, R.model_len + len + 2);
+  if (grown == NULL) case_fail(line_no, "out of memory");
+  R.model = grown;
+  memcpy(R.model + R.model_len, text, len);
+  R.model_len += len;
+  R.model[R.model_len++] = '\n';
+  R.model[R.model_len] = '\0';
+  free(text);
+}
+
+/* [turnd] ARG...: words split at spaces; turnd's options need no quoting. */
+static void add_args(char *arg, unsigned line_no) {
+  for (char *p = arg; *p != '\0';) {
+    size_t n = strcspn(p, " \t");
+    if (R.n_args == MAX_ARGS) case_fail(line_no, "too many [turnd] arguments");
+    R.args[R.n_args] = strndup(p, n);
+    if (R.args[R.n_args++] == NULL) case_fail(line_no, "out of memory");
+    p += n;
+    p += strspn(p, " \t");
+  }
+}
+
+/* One line of the file. Returns whether it was a [request]. */
+static bool run_line(char *line, unsigned line_no, bool seen_request) {
+  if (line[0] == '#' || trim(line)[0] == '\0') return false;
+  if (line[0] != '[') case_fail(line_no, "a line is prose (# ...) or a [directive]");
+  char *close = strchr(line, ']');
+  if (close == NULL) case_fail(line_no, "a directive without its ]");
+  *close = '\0';
+  const char *name = line + 1;
+  char *arg = trim(close + 1);
+  if (strcmp(name, "model") == 0 || strcmp(name, "turnd") == 0) {
+    if (seen_request) case_fail(line_no, "[%s] comes before the first [request]", name);
+    if (R.dry && name[0] == 'm') add_model(arg, line_no);
+    if (R.dry && name[0] == 't') add_args(arg, line_no);
+    return false;
+  }
+  if (strcmp(name, "stop") == 0) {
+    if (arg[0] != '\0') case_fail(line_no, "[stop] takes nothing");
+    if (R.stopped) case_fail(line_no, "turnd was stopped already");
+    if (!R.dry) stop_turnd(line_no);
+    R.stopped = true;
+    return false;
+  }
+  if (R.stopped && strcmp(name, "expect") != 0)
+    case_fail(line_no, "only [expect] may follow [stop]");
+  char *text = expand(arg, line_no, false);
+  bool request = strcmp(name, "request") == 0;
+  if (request) {
+    run_request(text, line_no);
+  } else if (strcmp(name, "await") == 0) {
+    run_await(text, line_no);
+  } else if (strcmp(name, "expect") == 0) {
+    struct case_expect ex;
+    char err[256];
+    if (case_expect_parse(&ex, text, err, sizeof err) != 0) case_fail(line_no, "%s", err);
+    for (size_t i = 0; R.dry && i < ex.n_names; i++)
+      if (!declared(ex.names[i]))
+        case_fail(line_no, "no request is named %s", ex.names[i]);
+    if (R.dry && ex.n_subject == 0 && !seen_request)
+      case_fail(line_no, "[expect] before any [request]");
+    if (!R.dry) case_expect_check(&ex, line_no, &R.net, R.last);
+    case_expect_free(&ex);
+  } else {
+    case_fail(line_no, "unknown directive [%s]", name);
+  }
+  free(text);
+  return request;
+}
+
+/* The title line: "# NNNN: why", NNNN being the file's own number. */
+static void check_title(const char *first) {
+  const char *base = strrchr(R.file, '/');
+  base = base != NULL ? base + 1 : R.file;
+  size_t digits = strspn(base, "0123456789");
+  if (digits != 4 || strcmp(base + digits, ".case") != 0)
+    case_fail(0, "a case file is named NNNN.case");
+  if (first == NULL || strncmp(first, "# ", 2) != 0 || strncmp(first + 2, base, 4) != 0 ||
+      strncmp(first + 6, ": ", 2) != 0 || first[8] == '\0')
+    case_fail(1, "the first line is \"# %.4s: what this case shows\"", base);
+}
+
+/* Reads the file's lines; owned copies in *lines. */
+static size_t read_lines(char ***lines) {
+  FILE *f = fopen(R.file, "r");
+  if (f == NULL) case_fail(0, "cannot read it: %s", strerror(errno));
+  size_t n = 0, cap = 0;
+  char *line = NULL;
+  size_t line_cap = 0;
+  ssize_t len;
+  *lines = NULL;
+  while ((len = getline(&line, &line_cap, f)) >= 0) {
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+      line[--len] = '\0';
+    if (n == cap) {
+      cap = cap == 0 ? 64 : cap * 2;
+      char **grown = realloc(*lines, cap * sizeof *grown);
+      if (grown == NULL) case_fail(0, "out of memory");
+      *lines = grown;
+    }
+    (*lines)[n] = strdup(line);
+    if ((*lines)[n++] == NULL) case_fail(0, "out of memory");
+  }
+  free(line);
+  fclose(f);
+  return n;
+}
+
+/* Runs every line in order; copies, since running a line cuts it up. */
+static void run_lines(char **lines, size_t n) {
+  bool seen_request = false;
+  for (size_t i = 0; i < n; i++) {
+    char *copy = strdup(lines[i]);
+    if (copy == NULL) case_fail(0, "out of memory");
+    seen_request |= run_line(copy, (unsigned)(i + 1), seen_request);
+    free(copy);
+  }
+  if (!seen_request) case_fail(0, "a case has at least one [request]");
+}
+
+static void run_case(void) {
+  char **lines;
+  size_t n = read_lines(&lines);
+  check_title(n > 0 ? lines[0] : NULL);
+  R.dry = true;
+  run_lines(lines, n);
+  R.dry = false;
+  R.stopped = false;
+  if (case_net_init(&R.net) != 0) case_fail(0, "libcurl did not start");
+  start_turnd();
+  run_lines(lines, n);
+  if (!R.stopped) stop_turnd((unsigned)n);
+  case_net_fini(&R.net);
+  remove_script();
+  printf("ok %s\n", lines[0] + 2);
+  for (size_t i = 0; i < n; i++)
+    free(lines[i]);
+  free(lines);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: case_runner NNNN.case\n");
+    return 2;
+  }
+  /* A reader that turnd drops must not kill the runner. */
+  signal(SIGPIPE, SIG_IGN);
+  R.file = argv[1];
+  run_case();
+  free(R.model);
+  for (size_t i = 0; i < R.n_args; i++)
+    free(R.args[i]);
+  return 0;
+}
