@@ -2,6 +2,7 @@
  * arrives, reasoning dimmed, one line per tool call), asks the owner y/n for each
  * approval and posts the answer, and re-attaches with after= if the connection
  * drops. Every line is checked with libturn; a line that does not parse stops it. */
+#include "listing.h"
 #include "turn/turn.h"
 
 #include <curl/curl.h>
@@ -204,27 +205,59 @@ static bool json_string(const char *text, char *out, size_t cap) {
 }
 
 static void usage(FILE *to) {
-  fprintf(to, "usage: turn [--url URL] [--session ID] TEXT\n"
+  fprintf(to, "usage: turn [--url URL] [--session ID] [--] TEXT\n"
+              "       turn [--url URL] sessions\n"
+              "       turn [--url URL] history ID\n"
               "  Sends TEXT to turnd and shows the turn as it streams; asks y/n for\n"
-              "  each approval. --url defaults to http://127.0.0.1:8080.\n");
+              "  each approval. `sessions` lists the sessions, `history` shows one.\n"
+              "  --url defaults to http://127.0.0.1:8080; after --, TEXT is text even\n"
+              "  when it reads \"sessions\".\n");
+}
+
+/* `turn sessions`, `turn history ID`: returns the exit status, or -1 when args
+ * are not one of these commands. */
+static int listing_command(const char *url, char **args, int n) {
+  if (n == 1 && strcmp(args[0], "sessions") == 0) return listing_sessions(url);
+  if (n == 2 && strcmp(args[0], "history") == 0)
+    return listing_history(url, args[1], isatty(STDOUT_FILENO));
+  if (n >= 1 && (strcmp(args[0], "sessions") == 0 || strcmp(args[0], "history") == 0)) {
+    usage(stderr);
+    return 2;
+  }
+  return -1;
 }
 
 int main(int argc, char **argv) {
   const char *url = "http://127.0.0.1:8080", *session = NULL, *text = NULL;
+  char *words[2];
+  int n_words = 0;
+  bool literal = false; /* after "--": the text, whatever it reads */
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--url") == 0 && i + 1 < argc)
+    if (!literal && strcmp(argv[i], "--url") == 0 && i + 1 < argc)
       url = argv[++i];
-    else if (strcmp(argv[i], "--session") == 0 && i + 1 < argc)
+    else if (!literal && strcmp(argv[i], "--session") == 0 && i + 1 < argc)
       session = argv[++i];
-    else if (strcmp(argv[i], "--help") == 0) {
+    else if (!literal && strcmp(argv[i], "--help") == 0) {
       usage(stdout);
       return 0;
-    } else if (argv[i][0] != '-' && text == NULL)
-      text = argv[i];
-    else {
+    } else if (!literal && strcmp(argv[i], "--") == 0)
+      literal = true;
+    else if ((literal || argv[i][0] != '-') && n_words < 2 && text == NULL) {
+      if (literal)
+        text = argv[i];
+      else
+        words[n_words++] = argv[i];
+    } else {
       usage(stderr);
       return 2;
     }
+  }
+  if (text == NULL && n_words > 0) {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    int rc = session == NULL ? listing_command(url, words, n_words) : -1;
+    curl_global_cleanup();
+    if (rc >= 0) return rc;
+    if (n_words == 1) text = words[0];
   }
   if (text == NULL) {
     usage(stderr);

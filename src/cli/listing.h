@@ -1,0 +1,14 @@
+/* The `turn sessions` and `turn history ID` commands: fetch a list or a history
+ * from turnd and print it for a person. */
+#ifndef TURN_CLI_LISTING_H
+#define TURN_CLI_LISTING_H
+
+#include <stdbool.h>
+
+/* Each returns the exit status: 0, or 1 when turnd could not be reached, answered
+ * with an error, or sent something that does not parse. color: stdout is a
+ * terminal. */
+int listing_sessions(const char *url);
+int listing_history(const char *url, const char *session, bool color);
+
+#endif
