@@ -20,6 +20,7 @@ struct turnd {
   const struct options *opt; /* borrowed from main */
   struct script script;      /* the script model (demo or --model script:FILE) */
   struct run *runs;          /* live and recently ended turns, newest first */
+  struct run *closing;       /* released runs, freed at the end of the iteration */
   struct session *sessions;  /* every session; see session.h */
   struct store *store;       /* owned; written through persist.c only */
   struct event *commit_ev;   /* owned: the end-of-iteration commit (persist.c) */

@@ -18,6 +18,7 @@ static void on_commit(evutil_socket_t fd, short events, void *arg) {
   (void)events;
   struct turnd *d = arg;
   d->commit_armed = false;
+  run_free_closing(d); /* hands their last events over as they go */
   persist_pending(d);
   store_commit(d->store);
 }
@@ -27,6 +28,7 @@ void persist_pending(struct turnd *d) {
     persist_run_now(d->dirty);
 }
 
+/* The end-of-iteration step: also where released runs are freed (run.c). */
 void persist_soon(struct turnd *d) {
   if (d->commit_armed) return;
   d->commit_armed = true;

@@ -158,7 +158,9 @@ static void run_free(struct run *r) {
   free(r);
 }
 
-/* Ended and kept for --retain seconds: then it goes, unless someone still reads. */
+/* Ended and kept for --retain seconds: then it goes, unless someone still reads.
+ * It leaves the daemon's list at once (no route finds it any more) and is freed
+ * at the end of the loop iteration, never inside its own timer's callback. */
 static void run_release(struct run *r) {
   if (r->followers != NULL) {
     arm(r, 1000);
@@ -168,7 +170,17 @@ static void run_release(struct run *r) {
   while (*p != NULL && *p != r)
     p = &(*p)->next;
   if (*p == r) *p = r->next;
-  run_free(r);
+  r->next = r->d->closing;
+  r->d->closing = r;
+  persist_soon(r->d);
+}
+
+void run_free_closing(struct turnd *d) {
+  while (d->closing != NULL) {
+    struct run *r = d->closing;
+    d->closing = r->next;
+    run_free(r);
+  }
 }
 
 static void on_timer(evutil_socket_t fd, short events, void *arg) {
@@ -400,6 +412,7 @@ void run_interrupt_all(struct turnd *d) {
 
 void run_free_all(struct turnd *d) {
   run_interrupt_all(d);
+  run_free_closing(d);
   while (d->runs != NULL) {
     struct run *r = d->runs;
     d->runs = r->next;

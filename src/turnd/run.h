@@ -57,6 +57,9 @@ int run_decide(struct run *r, const char *request, turn_decision d);
 /* turnd is stopping: every running turn ends now as interrupted, and its readers
  * get that end (the loop must still run for it to reach them). */
 void run_interrupt_all(struct turnd *d);
+/* Frees the runs released during this loop iteration (see persist.c's end of
+ * iteration step). */
+void run_free_closing(struct turnd *d);
 /* Frees every run (at shutdown): followers' answers are ended first. */
 void run_free_all(struct turnd *d);
 
