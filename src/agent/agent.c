@@ -50,6 +50,11 @@ void agent_cancel(struct agent *a, turn_stop_reason why) {
   a->cancel_reason = why;
 }
 
+void agent_idle(struct agent *a) {
+  turn_arena_fini(&a->arena);
+  turn_arena_init(&a->arena, NULL);
+}
+
 bool agent_take_message(struct agent *a, struct convo_message *out) {
   return convo_take(&a->convo, out);
 }

@@ -86,6 +86,9 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out);
  * (TURN_STOP_INTERRUPT): the next action ends the turn for that reason, and the
  * reply cut short is kept as far as it came. */
 void agent_cancel(struct agent *a, turn_stop_reason why);
+/* The shell is about to wait: gives back the memory of the last event's strings
+ * (a turn that waits costs no arena block). */
+void agent_idle(struct agent *a);
 /* A message of the conversation that is complete (see convo.h): call after every
  * agent_next until it returns false. The caller frees out->json. */
 bool agent_take_message(struct agent *a, struct convo_message *out);

@@ -3,6 +3,7 @@
 #define TURND_DAEMON_H
 
 #include "agent/script.h"
+#include "idmap.h"
 #include "options.h"
 
 #include <stdbool.h>
@@ -22,9 +23,12 @@ struct turnd {
   struct run *runs;          /* live and recently ended turns, newest first */
   struct run *closing;       /* released runs, freed at the end of the iteration */
   struct session *sessions;  /* every session; see session.h */
+  struct idmap session_ids;  /* session id -> struct session */
+  struct idmap run_ids;      /* run id -> struct run, for runs on the list above */
   struct store *store;       /* owned; written through persist.c only */
   struct event *commit_ev;   /* owned: the end-of-iteration commit (persist.c) */
-  bool commit_armed;         /* commit_ev is active for this iteration */
+  bool commit_armed;         /* commit_ev is active or timed */
+  uint64_t last_commit_ms;   /* when commit_ev last ran */
   struct run *dirty;         /* runs with events not yet in the store */
   size_t ended_bytes;        /* log bytes of ended runs still in memory */
 };

@@ -2,7 +2,11 @@
 #include "http_reply.h"
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/http.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,4 +57,16 @@ void http_reply_json_text(struct evhttp_request *req, int status, const char *te
   evhttp_add_header(headers, "Cache-Control", "no-store");
   evhttp_send_reply(req, status, reason_of(status), out);
   evbuffer_free(out);
+}
+
+void http_stream_start(struct evhttp_request *req) {
+  struct evhttp_connection *conn = evhttp_request_get_connection(req);
+  struct bufferevent *bev = conn != NULL ? evhttp_connection_get_bufferevent(conn) : NULL;
+  evutil_socket_t fd = bev != NULL ? bufferevent_getfd(bev) : -1;
+  int one = 1;
+  if (fd >= 0) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
+  evhttp_add_header(headers, "Content-Type", "application/x-ndjson");
+  evhttp_add_header(headers, "Cache-Control", "no-store");
+  evhttp_send_reply_start(req, 200, "OK");
 }

@@ -12,4 +12,9 @@ void http_reply_json(struct evhttp_request *req, int status, json_t *body);
 void http_reply_json_text(struct evhttp_request *req, int status, const char *text,
                           size_t len);
 
+/* Starts a 200 NDJSON stream on req (chunks follow). Small chunks go out at
+ * once: Nagle's algorithm would hold each one back until the client's delayed
+ * ACK, tens of milliseconds, the end of every turn included. */
+void http_stream_start(struct evhttp_request *req);
+
 #endif

@@ -10,6 +10,7 @@
 #include "session.h"
 #include "store.h"
 
+#include <event2/buffer.h>
 #include <event2/http.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,10 @@ void route_turn_create(struct server *s, struct evhttp_request *req,
   struct run *r =
       session != NULL ? run_start(s->d, session, json_string_value(text)) : NULL;
   json_decref(body);
+  /* The request lives as long as its stream; the body's buffer (a whole read
+   * chunk, 8 KiB) need not. */
+  struct evbuffer *in = evhttp_request_get_input_buffer(req);
+  evbuffer_drain(in, evbuffer_get_length(in));
   if (r == NULL || run_follow(r, req, 0) != 0) http_error_send(req, HTTP_E_INTERNAL);
 }
 

@@ -1,8 +1,9 @@
 /* What turnd hands the store, and when: runs mark themselves dirty as they emit,
- * and one commit step at the end of the loop iteration writes each dirty run's
- * new events as one chunk and commits everything of the iteration at once (the
- * writes of messages and sessions join the same transaction). At start-up it
- * loads the sessions and ends the turns a crash left running. */
+ * and one commit step at the end of the loop iteration (at most every 10 ms)
+ * writes each dirty run's new events as one chunk and commits everything since
+ * the last commit at once (the writes of messages and sessions join the same
+ * transaction). At start-up it loads the sessions and ends the turns a crash
+ * left running. */
 #ifndef TURND_PERSIST_H
 #define TURND_PERSIST_H
 
@@ -18,7 +19,7 @@ int persist_start(struct turnd *d);
 /* Commits what is left and closes the store (after every run is freed). */
 void persist_stop(struct turnd *d);
 
-/* Asks for a commit at the end of this loop iteration. */
+/* Asks for a commit at the end of this loop iteration, or 10 ms after the last. */
 void persist_soon(struct turnd *d);
 /* r has events the store has not got yet. */
 void persist_run_dirty(struct run *r);

@@ -4,6 +4,7 @@
 #include "replay.h"
 
 #include "daemon.h"
+#include "http_reply.h"
 #include "store.h"
 
 #include <event2/buffer.h>
@@ -103,10 +104,7 @@ int replay_start(struct turnd *d, struct evhttp_request *req, const char *turn,
   memcpy(rp->turn, turn, strlen(turn) + 1);
   rp->next_seq = next_seq;
   evhttp_connection_set_closecb(rp->conn, on_close, rp);
-  struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
-  evhttp_add_header(headers, "Content-Type", "application/x-ndjson");
-  evhttp_add_header(headers, "Cache-Control", "no-store");
-  evhttp_send_reply_start(req, 200, "OK");
+  http_stream_start(req);
   replay_next(rp);
   return 0;
 }

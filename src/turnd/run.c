@@ -6,6 +6,7 @@
 #include "run.h"
 
 #include "daemon.h"
+#include "http_reply.h"
 #include "persist.h"
 #include "session.h"
 
@@ -129,10 +130,7 @@ int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq) {
   f->next = r->followers;
   r->followers = f;
   evhttp_connection_set_closecb(f->conn, on_follower_close, f);
-  struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
-  evhttp_add_header(headers, "Content-Type", "application/x-ndjson");
-  evhttp_add_header(headers, "Cache-Control", "no-store");
-  evhttp_send_reply_start(req, 200, "OK");
+  http_stream_start(req);
   follower_flush(f);
   return 0;
 }
@@ -170,6 +168,8 @@ static void run_release(struct run *r) {
   while (*p != NULL && *p != r)
     p = &(*p)->next;
   if (*p == r) *p = r->next;
+  idmap_del(&r->d->run_ids, r->id);
+  persist_run_now(r); /* from now on readers find it in the store only */
   r->next = r->d->closing;
   r->d->closing = r;
   persist_soon(r->d);
@@ -209,7 +209,7 @@ static bool keep(struct run *r, turn_event *ev) {
   ev->seq = r->n_events;
   if (r->n_events == r->cap_lines) {
     size_t cap = r->cap_lines == 0 ? 64 : r->cap_lines * 2;
-    size_t *grown = realloc(r->line_end, cap * sizeof *grown);
+    uint32_t *grown = realloc(r->line_end, cap * sizeof *grown);
     if (grown == NULL) return false;
     r->line_end = grown;
     r->cap_lines = cap;
@@ -229,7 +229,7 @@ static bool keep(struct run *r, turn_event *ev) {
     fprintf(stderr, "turnd: bug: turn %s seq %llu: %s\n", r->id,
             (unsigned long long)ev->seq, msg);
   }
-  r->line_end[r->n_events++] = r->log.len;
+  r->line_end[r->n_events++] = (uint32_t)r->log.len; /* RUN_LOG_CAP < 4 GiB */
   return true;
 }
 
@@ -297,9 +297,11 @@ static void run_pump(struct run *r) {
       break;
     case AGENT_WAIT:
       if (act.wait_ms == 0) break;
+      agent_idle(&r->agent);
       arm(r, act.wait_ms);
       return;
     case AGENT_AWAIT:
+      agent_idle(&r->agent);
       arm(r, act.wait_ms);
       return;
     case AGENT_END:
@@ -336,6 +338,13 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
     free(r);
     return NULL;
   }
+  if (idmap_put(&d->run_ids, r->id, r) != 0) {
+    agent_fini(&r->agent);
+    turn_order_free(r->order);
+    event_free(r->timer);
+    free(r);
+    return NULL;
+  }
   r->next = d->runs;
   d->runs = r;
   persist_turn_started(r);
@@ -360,9 +369,7 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
 }
 
 struct run *run_find(struct turnd *d, const char *id) {
-  for (struct run *r = d->runs; r != NULL; r = r->next)
-    if (strcmp(r->id, id) == 0) return r;
-  return NULL;
+  return idmap_get(&d->run_ids, id);
 }
 
 int run_request_turn(const char *request, char *turn, size_t cap) {
@@ -418,4 +425,5 @@ void run_free_all(struct turnd *d) {
     d->runs = r->next;
     run_free(r);
   }
+  idmap_fini(&d->run_ids);
 }

@@ -22,7 +22,7 @@ struct run {
   struct agent agent;      /* the turn's core */
   turn_order *order;       /* every event goes through it before it is kept */
   turn_buf log;            /* every line so far, each with its "\n" */
-  size_t *line_end;        /* line_end[seq]: offset in log after that line */
+  uint32_t *line_end;      /* line_end[seq]: offset in log after that line */
   size_t cap_lines;
   uint64_t n_events;          /* events so far: the next seq */
   bool ended;                 /* the end event is in log */

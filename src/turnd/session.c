@@ -12,9 +12,7 @@
 #define TITLE_MAX 80 /* bytes, cut at a UTF-8 boundary */
 
 struct session *session_find(struct turnd *d, const char *id) {
-  for (struct session *s = d->sessions; s != NULL; s = s->next)
-    if (strcmp(s->id, id) == 0) return s;
-  return NULL;
+  return idmap_get(&d->session_ids, id);
 }
 
 static char *make_title(const char *text) {
@@ -54,6 +52,11 @@ struct session *session_create(struct turnd *d, const char *first_text) {
     snprintf(s->id, sizeof s->id, "%s-%s", stamp, rnd);
   } while (session_find(d, s->id) != NULL);
   s->created_ms = s->updated_ms = now;
+  if (idmap_put(&d->session_ids, s->id, s) != 0) {
+    free(s->title);
+    free(s);
+    return NULL;
+  }
   s->next = d->sessions;
   d->sessions = s;
   persist_session(d, s);
@@ -72,6 +75,11 @@ struct session *session_add_loaded(struct turnd *d, const char *id, const char *
   s->created_ms = created_ms;
   s->updated_ms = updated_ms;
   s->message_count = message_count;
+  if (idmap_put(&d->session_ids, s->id, s) != 0) {
+    free(s->title);
+    free(s);
+    return NULL;
+  }
   s->next = d->sessions;
   d->sessions = s;
   return s;
@@ -86,4 +94,5 @@ void session_free_all(struct turnd *d) {
     s = next;
   }
   d->sessions = NULL;
+  idmap_fini(&d->session_ids);
 }

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <sys/file.h>
@@ -81,7 +82,25 @@ static const char *const stmt_sql[ST_COUNT] = {
                    " FROM events WHERE turn = t.id), 0) FROM turns t WHERE t.ended = 0",
 };
 
+/* WAL pages after which the checkpointer copies the log back into the database. */
+#define CHECKPOINT_PAGES 2000
+
+/* Checkpoints run on a thread of their own, with a connection of their own: a
+ * checkpoint syncs the database file, which must not stall the event loop. The
+ * loop's connection never checkpoints; after a commit that leaves the log past
+ * CHECKPOINT_PAGES it wakes the thread. */
+struct checkpointer {
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  sqlite3 *db;  /* the thread's own connection */
+  bool due;     /* a checkpoint is asked for */
+  bool stop;    /* the store is closing */
+  bool started; /* thread runs; lock and wake are set up */
+};
+
 struct store {
+  struct checkpointer cp;
   int lock_fd; /* DIR/turnd.lock, flock'ed while we run; the kernel drops the lock
                   when the process dies, however it dies */
   sqlite3 *db;
@@ -138,6 +157,69 @@ fail:
   return -1;
 }
 
+static void *checkpoint_main(void *arg) {
+  struct checkpointer *cp = arg;
+  pthread_mutex_lock(&cp->lock);
+  for (;;) {
+    while (!cp->due && !cp->stop)
+      pthread_cond_wait(&cp->wake, &cp->lock);
+    if (cp->stop) break;
+    cp->due = false;
+    pthread_mutex_unlock(&cp->lock);
+    /* PASSIVE: copies what no reader needs and never waits for the writer. */
+    sqlite3_wal_checkpoint_v2(cp->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    pthread_mutex_lock(&cp->lock);
+  }
+  pthread_mutex_unlock(&cp->lock);
+  return NULL;
+}
+
+/* sqlite3_wal_hook: runs on the loop's thread after each commit. */
+static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages) {
+  (void)db;
+  (void)name;
+  struct checkpointer *cp = arg;
+  if (pages < CHECKPOINT_PAGES) return SQLITE_OK;
+  pthread_mutex_lock(&cp->lock);
+  cp->due = true;
+  pthread_cond_signal(&cp->wake);
+  pthread_mutex_unlock(&cp->lock);
+  return SQLITE_OK;
+}
+
+static int checkpointer_start(struct checkpointer *cp, const char *path) {
+  if (sqlite3_open_v2(path, &cp->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+      SQLITE_OK)
+    return -1;
+  if (pthread_mutex_init(&cp->lock, NULL) != 0) return -1;
+  if (pthread_cond_init(&cp->wake, NULL) != 0) {
+    pthread_mutex_destroy(&cp->lock);
+    return -1;
+  }
+  if (pthread_create(&cp->thread, NULL, checkpoint_main, cp) != 0) {
+    pthread_cond_destroy(&cp->wake);
+    pthread_mutex_destroy(&cp->lock);
+    return -1;
+  }
+  cp->started = true;
+  return 0;
+}
+
+static void checkpointer_stop(struct checkpointer *cp) {
+  if (cp->started) {
+    pthread_mutex_lock(&cp->lock);
+    cp->stop = true;
+    pthread_cond_signal(&cp->wake);
+    pthread_mutex_unlock(&cp->lock);
+    pthread_join(cp->thread, NULL);
+    pthread_cond_destroy(&cp->wake);
+    pthread_mutex_destroy(&cp->lock);
+    cp->started = false;
+  }
+  sqlite3_close(cp->db);
+  cp->db = NULL;
+}
+
 struct store *store_open(const char *dir, char *err, size_t cap) {
   struct store *st = calloc(1, sizeof *st);
   if (st == NULL) {
@@ -182,12 +264,20 @@ struct store *store_open(const char *dir, char *err, size_t cap) {
       store_close(st);
       return NULL;
     }
+  if (exec(st, "PRAGMA wal_autocheckpoint = 0") != 0 ||
+      checkpointer_start(&st->cp, path) != 0) {
+    snprintf(err, cap, "cannot start the checkpointer for %s", path);
+    store_close(st);
+    return NULL;
+  }
+  sqlite3_wal_hook(st->db, on_wal_commit, &st->cp);
   return st;
 }
 
 void store_close(struct store *st) {
   if (st == NULL) return;
   if (st->db != NULL) store_commit(st);
+  checkpointer_stop(&st->cp);
   for (int i = 0; i < ST_COUNT; i++)
     sqlite3_finalize(st->stmt[i]);
   sqlite3_close(st->db);
