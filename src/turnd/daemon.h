@@ -22,6 +22,8 @@ struct turnd {
   struct script script;      /* the script model (demo or --model script:FILE) */
   struct run *runs;          /* live and recently ended turns, newest first */
   struct run *closing;       /* released runs, freed at the end of the iteration */
+  struct run *ended_first;   /* ended runs still in memory, oldest first ... */
+  struct run *ended_last;    /* ... and newest: the --retain window by bytes */
   struct session *sessions;  /* every session; see session.h */
   struct idmap session_ids;  /* session id -> struct session */
   struct idmap run_ids;      /* run id -> struct run, for runs on the list above */

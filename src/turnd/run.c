@@ -164,10 +164,21 @@ static void run_release(struct run *r) {
     arm(r, 1000);
     return;
   }
-  struct run **p = &r->d->runs;
-  while (*p != NULL && *p != r)
-    p = &(*p)->next;
-  if (*p == r) *p = r->next;
+  struct turnd *d = r->d;
+  if (r->prev != NULL)
+    r->prev->next = r->next;
+  else
+    d->runs = r->next;
+  if (r->next != NULL) r->next->prev = r->prev;
+  /* Retain timers fire in the order the runs ended: r is nearly always first. */
+  struct run **q = &d->ended_first;
+  while (*q != r)
+    q = &(*q)->ended_next;
+  *q = r->ended_next;
+  if (d->ended_last == r) d->ended_last = NULL;
+  if (d->ended_last == NULL)
+    for (struct run *e = d->ended_first; e != NULL; e = e->ended_next)
+      d->ended_last = e;
   idmap_del(&r->d->run_ids, r->id);
   persist_run_now(r); /* from now on readers find it in the store only */
   r->next = r->d->closing;
@@ -193,11 +204,22 @@ static void on_timer(evutil_socket_t fd, short events, void *arg) {
     run_pump(r);
 }
 
+/* The end is in (or the run gave up): it joins the ended runs, oldest first. */
+static void mark_ended(struct run *r) {
+  r->ended = true;
+  r->d->ended_bytes += r->log.len;
+  r->ended_next = NULL;
+  if (r->d->ended_last != NULL)
+    r->d->ended_last->ended_next = r;
+  else
+    r->d->ended_first = r;
+  r->d->ended_last = r;
+}
+
 /* The run can keep no more: it ends here, its readers get what there is. */
 static void run_give_up(struct run *r) {
   fprintf(stderr, "turnd: turn %s: an event could not be kept; the turn ends\n", r->id);
-  r->ended = true;
-  r->d->ended_bytes += r->log.len;
+  mark_ended(r);
   if (r->session->running == r) r->session->running = NULL;
   while (r->followers != NULL)
     follower_finish(r->followers);
@@ -258,8 +280,7 @@ static void run_append(struct run *r, turn_event *ev) {
   }
   persist_run_dirty(r);
   if (ev->type == TURN_EV_END) {
-    r->ended = true;
-    r->d->ended_bytes += r->log.len;
+    mark_ended(r);
     if (r->session->running == r) r->session->running = NULL;
     r->session->updated_ms = turnd_now_ms();
     persist_session(r->d, r->session);
@@ -276,9 +297,9 @@ static void run_append(struct run *r, turn_event *ev) {
  * and keep (the one just ended): their events are in the store already. */
 static void run_trim(struct turnd *d, struct run *keep_run) {
   while (d->ended_bytes > RETAIN_BYTES) {
-    struct run *oldest = NULL;
-    for (struct run *r = d->runs; r != NULL; r = r->next)
-      if (r->ended && r->followers == NULL && r != keep_run) oldest = r;
+    struct run *oldest = d->ended_first;
+    while (oldest != NULL && (oldest->followers != NULL || oldest == keep_run))
+      oldest = oldest->ended_next;
     if (oldest == NULL) return;
     run_release(oldest);
   }
@@ -346,6 +367,7 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
     return NULL;
   }
   r->next = d->runs;
+  if (d->runs != NULL) d->runs->prev = r;
   d->runs = r;
   persist_turn_started(r);
   if (busy) {
@@ -425,5 +447,6 @@ void run_free_all(struct turnd *d) {
     d->runs = r->next;
     run_free(r);
   }
+  d->ended_first = d->ended_last = NULL;
   idmap_fini(&d->run_ids);
 }

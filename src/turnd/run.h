@@ -31,7 +31,8 @@ struct run {
   uint64_t stored;            /* events handed to the store: seq < stored */
   bool dirty;                 /* stored < n_events, and we are on d->dirty */
   struct run *next_dirty;     /* in d->dirty */
-  struct run *next;           /* in the daemon's list */
+  struct run *next, *prev;    /* in the daemon's list (next: also in closing) */
+  struct run *ended_next;     /* in the daemon's ended runs, oldest first */
 };
 
 /* Starts a turn for text in session (busy: the turn ends at once with "busy").
