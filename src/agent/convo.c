@@ -32,8 +32,11 @@ static void append_block(struct convo *c, json_t *block) {
 static void close_block(struct convo *c) {
   if (c->block == CONVO_BLOCK_NONE) return;
   const char *key = c->block == CONVO_BLOCK_TEXT ? "text" : "thinking";
-  json_t *s = json_stringn((const char *)c->text.data, c->text.len);
-  append_block(c, s == NULL ? NULL : json_pack("{s:s, s:o}", "type", key, key, s));
+  /* Providers refuse empty text blocks; empty deltas said nothing. */
+  if (c->text.len > 0) {
+    json_t *s = json_stringn((const char *)c->text.data, c->text.len);
+    append_block(c, s == NULL ? NULL : json_pack("{s:s, s:o}", "type", key, key, s));
+  }
   turn_buf_reset(&c->text);
   c->block = CONVO_BLOCK_NONE;
 }

@@ -14,6 +14,9 @@
 
 struct call_info {
   char *turn, *id;
+  char *tool;       /* from tool_use; an approval names the tool, not the call */
+  char *request;    /* the approval this call got, or NULL */
+  uint64_t input_n; /* order in which inputs completed (0: not yet) */
   int tier;
   bool has_tier, has_result;
   turn_status status;
@@ -41,8 +44,7 @@ struct history {
   size_t n_notices, cap_notices;
   struct message *messages;
   size_t n_messages, cap_messages;
-  uint64_t last_decided_ms; /* of the turn being read: the latest approval_decided */
-  char *last_turn;          /* the turn whose events were fed last */
+  uint64_t n_inputs; /* inputs completed so far, for input_n */
   turn_arena arena;
 };
 
@@ -67,6 +69,8 @@ void history_free(struct history *h) {
     free(h->calls[i].turn);
     free(h->calls[i].id);
     free(h->calls[i].summary);
+    free(h->calls[i].tool);
+    free(h->calls[i].request);
   }
   for (size_t i = 0; i < h->n_notices; i++)
     free(h->notices[i].text);
@@ -77,7 +81,6 @@ void history_free(struct history *h) {
   free(h->calls);
   free(h->notices);
   free(h->messages);
-  free(h->last_turn);
   turn_arena_fini(&h->arena);
   free(h);
 }
@@ -129,13 +132,36 @@ static int take_event(struct history *h, const char *turn, uint64_t at_ms,
     if ((c = call_get(h, turn, ev->tool_use.id)) == NULL) return -1;
     c->tier = ev->tool_use.tier;
     c->has_tier = true;
+    free(c->tool);
+    if ((c->tool = dup_str(ev->tool_use.tool)) == NULL) return -1;
     return 0;
   case TURN_EV_TOOL_INPUT:
     if ((c = call_get(h, turn, ev->tool_input.id)) == NULL) return -1;
     c->ready_ms = at_ms;
+    c->input_n = ++h->n_inputs;
     return 0;
+  case TURN_EV_APPROVAL: {
+    /* The protocol's rule: the tier-2 call of that tool whose input completed
+     * first and which has no approval yet. */
+    struct call_info *best = NULL;
+    for (size_t i = 0; i < h->n_calls; i++) {
+      c = &h->calls[i];
+      if (strcmp(c->turn, turn) != 0 || c->tier != 2 || c->input_n == 0 ||
+          c->request != NULL || c->tool == NULL || !str_is(ev->approval.tool, c->tool))
+        continue;
+      if (best == NULL || c->input_n < best->input_n) best = c;
+    }
+    if (best != NULL && (best->request = dup_str(ev->approval.request)) == NULL)
+      return -1;
+    return 0;
+  }
   case TURN_EV_APPROVAL_DECIDED:
-    h->last_decided_ms = at_ms;
+    for (size_t i = 0; i < h->n_calls; i++) {
+      c = &h->calls[i];
+      if (c->request != NULL && strcmp(c->turn, turn) == 0 &&
+          str_is(ev->approval_decided.request, c->request) && at_ms > c->ready_ms)
+        c->ready_ms = at_ms;
+    }
     return 0;
   case TURN_EV_TOOL_RESULT:
     if ((c = call_get(h, turn, ev->tool_result.id)) == NULL) return -1;
@@ -144,7 +170,6 @@ static int take_event(struct history *h, const char *turn, uint64_t at_ms,
     c->approval = ev->tool_result.approval;
     free(c->summary);
     if ((c->summary = dup_str(ev->tool_result.summary)) == NULL) return -1;
-    if (h->last_decided_ms > c->ready_ms) c->ready_ms = h->last_decided_ms;
     c->result_ms = at_ms;
     return 0;
   case TURN_EV_NOTICE: {
@@ -163,11 +188,6 @@ static int take_event(struct history *h, const char *turn, uint64_t at_ms,
 
 int history_add_events(struct history *h, const char *turn, uint64_t at_ms,
                        const char *lines, size_t len) {
-  if (h->last_turn == NULL || strcmp(h->last_turn, turn) != 0) {
-    free(h->last_turn);
-    if ((h->last_turn = strdup(turn)) == NULL) return -1;
-    h->last_decided_ms = 0;
-  }
   const char *p = lines, *end = lines + len;
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));

@@ -1,0 +1,337 @@
+/* The conversation in the model's message format (src/agent/convo.c): what the
+ * store keeps and a provider is sent must be exactly the JSON a provider expects,
+ * so every message is compared as parsed JSON (json_equal), never as bytes, and
+ * its time must be the time of its first piece. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "agent/convo.h"
+#include "turn/turn.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 2026-10-01T08:00:00Z: a realistic clock, so no time is mistaken for "unset". */
+#define T0 1790841600000u
+
+/* Takes the oldest message and checks it against expected (JSON text) and its
+ * time. Failing here names the message, so a wrong order shows as a mismatch. */
+static void expect_message(struct convo *c, const char *expected, uint64_t at_ms) {
+  struct convo_message m;
+  assert_true(convo_take(c, &m));
+  json_error_t jerr;
+  json_t *got = json_loads(m.json, 0, &jerr);
+  json_t *want = json_loads(expected, 0, &jerr);
+  if (got == NULL || want == NULL || !json_equal(got, want)) {
+    print_error("got:  %s\nwant: %s\n", m.json, expected);
+    json_decref(got);
+    json_decref(want);
+    free(m.json);
+    fail();
+  }
+  json_decref(got);
+  json_decref(want);
+  free(m.json);
+  assert_int_equal(m.at_ms, at_ms);
+}
+
+static void expect_no_message(struct convo *c) {
+  struct convo_message m = {NULL, 0};
+  bool took = convo_take(c, &m);
+  if (took) free(m.json);
+  assert_false(took);
+  assert_null(m.json); /* *out is untouched when none waits */
+}
+
+/* Each test gets an initialised convo in *state; the teardown finishes it even
+ * when the test fails, so a failure is reported as itself and not as a leak. */
+static int setup(void **state) {
+  struct convo *c = malloc(sizeof *c);
+  if (c == NULL) return -1;
+  convo_init(c);
+  *state = c;
+  return 0;
+}
+
+static int teardown(void **state) {
+  convo_fini(*state);
+  free(*state);
+  return 0;
+}
+
+static turn_str s(const char *text) {
+  return turn_str_c(text);
+}
+
+static void test_convo_user_message(void **state) {
+  struct convo *c = *state;
+  convo_user_text(c, "what time is it? \"now\"\n", T0);
+  expect_message(c,
+                 "{\"role\":\"user\",\"content\":[{\"type\":\"text\","
+                 "\"text\":\"what time is it? \\\"now\\\"\\n\"}]}",
+                 T0);
+  expect_no_message(c);
+  assert_false(c->lost);
+}
+
+static void test_convo_text_deltas_become_one_block(void **state) {
+  struct convo *c = *state;
+  /* Deltas may split anywhere, also inside a UTF-8 sequence ("é" is C3 A9). */
+  convo_text(c, s("Hel"), T0 + 10);
+  convo_text(c, s("lo, caf\xc3"), T0 + 20);
+  convo_text(c, s("\xa9"), T0 + 30);
+  convo_text(c, s(""), T0 + 35);
+  convo_text(c, s("!"), T0 + 40);
+  expect_no_message(c); /* the reply is still open */
+  convo_finish(c);
+  expect_message(c,
+                 "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\","
+                 "\"text\":\"Hello, caf\xc3\xa9!\"}]}",
+                 T0 + 10);
+  expect_no_message(c);
+  assert_false(c->lost);
+}
+
+static void test_convo_reasoning_then_text_are_separate_blocks_in_order(void **state) {
+  struct convo *c = *state;
+  convo_thinking(c, s("the user "), T0);
+  convo_thinking(c, s("wants the time"), T0 + 1);
+  convo_text(c, s("Let me "), T0 + 2);
+  convo_text(c, s("look."), T0 + 3);
+  convo_thinking(c, s("and then?"), T0 + 4);
+  convo_text(c, s("Done."), T0 + 5);
+  convo_finish(c);
+  expect_message(c,
+                 "{\"role\":\"assistant\",\"content\":["
+                 "{\"type\":\"thinking\",\"thinking\":\"the user wants the time\"},"
+                 "{\"type\":\"text\",\"text\":\"Let me look.\"},"
+                 "{\"type\":\"thinking\",\"thinking\":\"and then?\"},"
+                 "{\"type\":\"text\",\"text\":\"Done.\"}]}",
+                 T0);
+  expect_no_message(c);
+}
+
+static void test_convo_tool_use_carries_its_input_object(void **state) {
+  struct convo *c = *state;
+  convo_text(c, s("Switching it on."), T0);
+  convo_tool_use(c, "u1", "lamp_set",
+                 "{\"name\": \"desk\", \"on\": true, \"n\": [1, 2.5]}", T0 + 5);
+  convo_tool_use(c, "u2", "clock", "{}", T0 + 6);
+  convo_finish(c);
+  expect_message(
+      c,
+      "{\"role\":\"assistant\",\"content\":["
+      "{\"type\":\"text\",\"text\":\"Switching it on.\"},"
+      "{\"type\":\"tool_use\",\"id\":\"u1\",\"name\":\"lamp_set\","
+      "\"input\":{\"name\":\"desk\",\"on\":true,\"n\":[1,2.5]}},"
+      "{\"type\":\"tool_use\",\"id\":\"u2\",\"name\":\"clock\",\"input\":{}}]}",
+      T0);
+  expect_no_message(c);
+}
+
+/* The script's input is always an object; text that is not JSON must still give
+ * a message a provider accepts, so it becomes {}. */
+static void test_convo_tool_use_input_not_json_becomes_empty_object(void **state) {
+  struct convo *c = *state;
+  convo_tool_use(c, "u1", "clock", "{not json", T0);
+  convo_finish(c);
+  expect_message(c,
+                 "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\","
+                 "\"id\":\"u1\",\"name\":\"clock\",\"input\":{}}]}",
+                 T0);
+}
+
+static void test_convo_tool_results_batch_into_one_user_message(void **state) {
+  struct convo *c = *state;
+  convo_tool_use(c, "u1", "clock", "{}", T0);
+  convo_tool_use(c, "u2", "fail_tool", "{}", T0 + 1);
+  convo_finish(c);
+  convo_tool_result(c, "u1", s("it is 08:00 UTC"), false, T0 + 100);
+  convo_tool_result(c, "u2", s("fail_tool always fails"), true, T0 + 200);
+  expect_message(c,
+                 "{\"role\":\"assistant\",\"content\":["
+                 "{\"type\":\"tool_use\",\"id\":\"u1\",\"name\":\"clock\",\"input\":{}},"
+                 "{\"type\":\"tool_use\",\"id\":\"u2\",\"name\":\"fail_tool\","
+                 "\"input\":{}}]}",
+                 T0);
+  expect_no_message(c); /* the results wait until the batch is complete */
+  convo_finish(c);
+  expect_message(c,
+                 "{\"role\":\"user\",\"content\":["
+                 "{\"type\":\"tool_result\",\"tool_use_id\":\"u1\","
+                 "\"content\":\"it is 08:00 UTC\",\"is_error\":false},"
+                 "{\"type\":\"tool_result\",\"tool_use_id\":\"u2\","
+                 "\"content\":\"fail_tool always fails\",\"is_error\":true}]}",
+                 T0 + 100);
+  expect_no_message(c);
+}
+
+/* The agent does not call convo_finish between the results and the next reply
+ * in every path: the first piece of another kind must close the open message.
+ * Messages are taken as they finish, as the shell does after every step. */
+static void test_convo_message_switch_finishes_the_open_message(void **state) {
+  struct convo *c = *state;
+  convo_user_text(c, "hi", T0);
+  convo_tool_use(c, "u1", "clock", "{}", T0 + 10);
+  expect_message(
+      c, "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}", T0);
+  expect_no_message(c);
+  convo_tool_result(c, "u1", s("it is 08:00 UTC"), false, T0 + 20);
+  expect_message(c,
+                 "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\","
+                 "\"id\":\"u1\",\"name\":\"clock\",\"input\":{}}]}",
+                 T0 + 10);
+  expect_no_message(c);
+  convo_text(c, s("It is eight."), T0 + 30);
+  expect_message(c,
+                 "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+                 "\"tool_use_id\":\"u1\",\"content\":\"it is 08:00 UTC\","
+                 "\"is_error\":false}]}",
+                 T0 + 20);
+  expect_no_message(c);
+  convo_user_text(c, "thanks", T0 + 40);
+  expect_message(c,
+                 "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\","
+                 "\"text\":\"It is eight.\"}]}",
+                 T0 + 30);
+  expect_message(
+      c, "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"thanks\"}]}",
+      T0 + 40);
+  expect_no_message(c);
+  assert_false(c->lost);
+}
+
+static void test_convo_finish_with_nothing_open_leaves_none(void **state) {
+  struct convo *c = *state;
+  convo_finish(c);
+  expect_no_message(c);
+  convo_text(c, s("x"), T0);
+  convo_finish(c);
+  convo_finish(c); /* a second finish must not repeat or empty the message */
+  expect_message(
+      c, "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}", T0);
+  expect_no_message(c);
+  assert_false(c->lost);
+}
+
+/* Bug: an empty delta (the script's {"text": ""}, a provider's empty delta)
+ * after an earlier block of the reply leaves {"type":"text","text":""} in the
+ * message, and providers refuse empty text blocks, so the stored session could
+ * no longer be sent. The text buffer keeps its memory after the first block, so
+ * json_stringn gets a non-NULL pointer and length 0; on the first block the
+ * pointer is NULL, json_stringn fails and the block is dropped by luck while
+ * `lost` reports an out-of-memory that did not happen. */
+static void test_convo_bug_empty_delta_leaves_an_empty_text_block(void **state) {
+  struct convo *c = *state;
+  convo_text(c, s(""), T0);
+  convo_finish(c);
+  expect_no_message(c); /* a reply that said nothing leaves no message */
+  convo_text(c, s("Looking."), T0 + 1);
+  convo_tool_use(c, "u1", "clock", "{}", T0 + 2);
+  convo_thinking(c, s(""), T0 + 3);
+  convo_text(c, s(""), T0 + 4);
+  convo_finish(c);
+  expect_message(c,
+                 "{\"role\":\"assistant\",\"content\":["
+                 "{\"type\":\"text\",\"text\":\"Looking.\"},"
+                 "{\"type\":\"tool_use\",\"id\":\"u1\",\"name\":\"clock\","
+                 "\"input\":{}}]}",
+                 T0 + 1);
+  expect_no_message(c);
+  assert_false(c->lost); /* nothing ran out of memory */
+}
+
+static void test_convo_at_ms_is_the_time_of_the_first_piece(void **state) {
+  struct convo *c = *state;
+  convo_thinking(c, s("hmm"), T0 + 7);
+  convo_text(c, s("a"), T0 + 900);
+  convo_tool_use(c, "u1", "clock", "{}", T0 + 1000);
+  convo_finish(c);
+  convo_tool_result(c, "u1", s("ok"), false, T0 + 2000);
+  convo_tool_result(c, "u2", s("ok"), false, T0 + 1500); /* times need not grow */
+  convo_finish(c);
+  struct convo_message reply, results;
+  assert_true(convo_take(c, &reply));
+  free(reply.json);
+  assert_true(convo_take(c, &results));
+  free(results.json);
+  assert_int_equal(reply.at_ms, T0 + 7);
+  assert_int_equal(results.at_ms, T0 + 2000);
+  expect_no_message(c);
+}
+
+static void test_convo_take_is_oldest_first_then_empty(void **state) {
+  struct convo *c = *state;
+  expect_no_message(c);
+  convo_user_text(c, "one", T0 + 1);
+  convo_user_text(c, "two", T0 + 2);
+  expect_message(c,
+                 "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"one\"}]}",
+                 T0 + 1);
+  convo_user_text(c, "three", T0 + 3);
+  expect_message(c,
+                 "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"two\"}]}",
+                 T0 + 2);
+  expect_message(
+      c, "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"three\"}]}",
+      T0 + 3);
+  expect_no_message(c);
+  expect_no_message(c);
+}
+
+/* The queue is small by design; a message past it is lost and says so, and the
+ * ones kept stay intact and in order. */
+static void test_convo_queue_full_marks_lost_and_keeps_the_rest(void **state) {
+  struct convo *c = *state;
+  char text[16];
+  for (unsigned i = 0; i <= CONVO_QUEUE; i++) {
+    snprintf(text, sizeof text, "m%u", i);
+    convo_user_text(c, text, T0 + i);
+  }
+  assert_true(c->lost);
+  for (unsigned i = 0; i < CONVO_QUEUE; i++) {
+    char want[96];
+    snprintf(want, sizeof want,
+             "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"m%u\"}]}", i);
+    expect_message(c, want, T0 + i);
+  }
+  expect_no_message(c);
+}
+
+/* convo_fini frees what is still open and queued (ASan checks it leaks nothing)
+ * and leaves a struct that can be initialised again. */
+static void test_convo_fini_frees_open_and_queued(void **state) {
+  struct convo *c = *state;
+  convo_user_text(c, "hi", T0);
+  convo_thinking(c, s("still thinking"), T0 + 1);
+  convo_fini(c);
+  convo_init(c);
+  convo_tool_result(c, "u1", s("open results"), false, T0);
+}
+
+#define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      TEST(test_convo_user_message),
+      TEST(test_convo_text_deltas_become_one_block),
+      TEST(test_convo_reasoning_then_text_are_separate_blocks_in_order),
+      TEST(test_convo_tool_use_carries_its_input_object),
+      TEST(test_convo_tool_use_input_not_json_becomes_empty_object),
+      TEST(test_convo_tool_results_batch_into_one_user_message),
+      TEST(test_convo_message_switch_finishes_the_open_message),
+      TEST(test_convo_finish_with_nothing_open_leaves_none),
+      TEST(test_convo_bug_empty_delta_leaves_an_empty_text_block),
+      TEST(test_convo_at_ms_is_the_time_of_the_first_piece),
+      TEST(test_convo_take_is_oldest_first_then_empty),
+      TEST(test_convo_queue_full_marks_lost_and_keeps_the_rest),
+      TEST(test_convo_fini_frees_open_and_queued),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
