@@ -103,7 +103,14 @@ static void emit(struct agent_action *out, turn_event_type type) {
   out->ev.type = type;
 }
 
-static void end_turn(struct agent *a, struct agent_action *out, turn_stop_reason why) {
+static void end_turn(struct agent *a, struct agent_action *out, turn_stop_reason why,
+                     uint64_t now_ms) {
+  /* A call the end cut off still gets a result in the conversation: a model is
+   * never sent a tool call without one. (No tool_result event: it did not run.) */
+  for (size_t i = a->tool; i < a->n_calls; i++)
+    convo_tool_result(&a->convo, a->calls[i].id,
+                      TURN_STR("not run: the turn ended first"), true, now_ms);
+  a->n_calls = a->tool = 0;
   convo_finish(&a->convo); /* what the model said before the end stays said */
   emit(out, TURN_EV_END);
   out->ev.end.stop_reason = why;
@@ -303,7 +310,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     return;
   }
   if (a->cancelled && a->state != AGENT_S_TURN) {
-    end_turn(a, out, a->cancel_reason);
+    end_turn(a, out, a->cancel_reason, now_ms);
     return;
   }
   switch (a->state) {
@@ -317,12 +324,13 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     return;
   case AGENT_S_CALL:
     if (a->model_calls == MAX_MODEL_CALLS) {
-      end_turn(a, out, TURN_STOP_LIMIT_TURNS);
+      end_turn(a, out, TURN_STOP_LIMIT_TURNS, now_ms);
       return;
     }
     a->reply = script_reply_at(a->replies, a->model_calls++);
     a->step = 0;
     a->n_calls = 0;
+    a->tool = 0;
     a->stop = TURN_STOP_END_TURN;
     a->state = AGENT_S_STEP;
     do_step(a, now_ms, out);
@@ -398,7 +406,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
       notice(out, str_of("The model has no reply to this."));
       return;
     }
-    end_turn(a, out, a->stop);
+    end_turn(a, out, a->stop, now_ms);
     return;
   case AGENT_S_DONE:
     out->kind = AGENT_END;

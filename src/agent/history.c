@@ -1,12 +1,15 @@
 /* Builds history blocks (see history.h). Events are read first into a table of
  * tool calls keyed by (turn, call id), since call ids repeat across turns; then
- * each message becomes blocks, and the notices are merged in by time. */
+ * each message becomes blocks, and the notices are merged in: each among the
+ * blocks of its own turn, by time (a turn's notice never drifts into the next
+ * turn when both fall in the same millisecond). */
 #include "history.h"
 
 #include "tools_demo.h"
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,7 @@ struct call_info {
 struct notice {
   uint64_t at_ms;
   char *text;
+  size_t turn; /* index in history.turns */
 };
 
 struct message {
@@ -45,6 +49,8 @@ struct history {
   struct message *messages;
   size_t n_messages, cap_messages;
   uint64_t n_inputs; /* inputs completed so far, for input_n */
+  char **turns;      /* the turns whose events were fed, in that order */
+  size_t n_turns, cap_turns;
   turn_arena arena;
 };
 
@@ -78,6 +84,9 @@ void history_free(struct history *h) {
     free(h->messages[i].turn);
     json_decref(h->messages[i].body);
   }
+  for (size_t i = 0; i < h->n_turns; i++)
+    free(h->turns[i]);
+  free(h->turns);
   free(h->calls);
   free(h->notices);
   free(h->messages);
@@ -178,7 +187,7 @@ static int take_event(struct history *h, const char *turn, uint64_t at_ms,
     h->notices = ns;
     char *text = dup_str(ev->notice.text);
     if (text == NULL) return -1;
-    ns[h->n_notices++] = (struct notice){at_ms, text};
+    ns[h->n_notices++] = (struct notice){at_ms, text, h->n_turns - 1};
     return 0;
   }
   default:
@@ -188,6 +197,13 @@ static int take_event(struct history *h, const char *turn, uint64_t at_ms,
 
 int history_add_events(struct history *h, const char *turn, uint64_t at_ms,
                        const char *lines, size_t len) {
+  if (h->n_turns == 0 || strcmp(h->turns[h->n_turns - 1], turn) != 0) {
+    char **ts = grow(h->turns, h->n_turns, &h->cap_turns, sizeof *ts);
+    if (ts == NULL) return -1;
+    h->turns = ts;
+    if ((ts[h->n_turns] = strdup(turn)) == NULL) return -1;
+    h->n_turns++;
+  }
   const char *p = lines, *end = lines + len;
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -248,11 +264,25 @@ static void put(struct builder *b, turn_block *blk, uint64_t at_ms) {
     b->rc = -1;
 }
 
-/* Notices recorded at or before at_ms go first. */
-static void notices_until(struct builder *b, uint64_t at_ms, bool all) {
+/* The index of turn among the turns fed, or SIZE_MAX. */
+static size_t turn_index(const struct history *h, const char *turn) {
+  for (size_t i = h->n_turns; i-- > 0;)
+    if (strcmp(h->turns[i], turn) == 0) return i;
+  return SIZE_MAX;
+}
+
+/* Whether notice n comes before a message of that turn begun at at_ms. */
+static bool notice_before(const struct notice *n, size_t turn, uint64_t at_ms) {
+  if (turn == SIZE_MAX || n->turn == turn) return n->at_ms < at_ms;
+  return n->turn < turn;
+}
+
+/* The notices that come before a message of turn begun at at_ms (all: every one
+ * left) go out first. */
+static void notices_until(struct builder *b, size_t turn, uint64_t at_ms, bool all) {
   struct history *h = b->h;
   while (b->next_notice < h->n_notices &&
-         (all || h->notices[b->next_notice].at_ms < at_ms)) {
+         (all || notice_before(&h->notices[b->next_notice], turn, at_ms))) {
     struct notice *n = &h->notices[b->next_notice++];
     turn_block blk;
     memset(&blk, 0, sizeof blk);
@@ -371,7 +401,7 @@ static void message_blocks(struct builder *b, size_t index) {
   const char *role = str_field(m->body, "role");
   json_t *content = json_object_get(m->body, "content");
   if (role == NULL) return;
-  notices_until(b, m->at_ms, false);
+  notices_until(b, turn_index(b->h, m->turn), m->at_ms, false);
   if (json_is_string(content)) { /* the short form of a text-only message */
     text_block(b, strcmp(role, "user") == 0 ? TURN_BLOCK_USER : TURN_BLOCK_ASSISTANT,
                json_string_value(content), json_string_length(content), m->at_ms);
@@ -420,7 +450,7 @@ int history_blocks(struct history *h, turn_buf *out) {
   if (turn_buf_append(out, "[", 1) != 0) return -1;
   for (size_t i = 0; i < h->n_messages && b.rc == 0; i++)
     message_blocks(&b, i);
-  notices_until(&b, 0, true);
+  notices_until(&b, SIZE_MAX, 0, true);
   if (b.rc == 0 && turn_buf_append(out, "]", 1) != 0) b.rc = -1;
   return b.rc;
 }

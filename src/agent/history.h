@@ -7,7 +7,8 @@
  * Choices where the spec leaves room: a tool block's duration runs from its input
  * being complete (or its approval being decided, when later) to its result; a
  * block's "at" is its message's time; consecutive text blocks of one message are
- * joined without a separator; a notice goes after every block not later than it. */
+ * joined without a separator; a notice goes among the blocks of its own turn,
+ * after every block not later than it. */
 #ifndef TURND_AGENT_HISTORY_H
 #define TURND_AGENT_HISTORY_H
 

@@ -1,7 +1,7 @@
 /* POST /api/approvals/<request> {"decision": "approved" | "rejected"}: the only
- * way a tier-2 call gets through. 204 taken, 409 decided or expired (also for a
- * turn that is only in the store now: it ended, so its approvals are over), 404
- * unknown. */
+ * way a tier-2 call gets through. 204 taken, 409 decided or expired (also for an
+ * approval of a turn that is only in the store now: it ended, so its approvals
+ * are over), 404 unknown. */
 #include "daemon.h"
 #include "http_body.h"
 #include "http_error.h"
@@ -12,6 +12,46 @@
 
 #include <event2/http.h>
 #include <string.h>
+
+struct asked {
+  const char *request;
+  turn_arena arena;
+  bool found;
+};
+
+static int find_approval(void *ctx, const char *turn, uint64_t first_seq, uint64_t n,
+                         uint64_t at_ms, const char *lines, size_t len) {
+  (void)turn;
+  (void)first_seq;
+  (void)n;
+  (void)at_ms;
+  struct asked *a = ctx;
+  for (const char *p = lines, *end = lines + len; p < end && !a->found;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t line = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
+    turn_event ev;
+    turn_error err;
+    turn_arena_reset(&a->arena);
+    if (turn_event_parse(&ev, &a->arena, p, line, &err) == TURN_OK &&
+        ev.type == TURN_EV_APPROVAL && ev.approval.request.len == strlen(a->request) &&
+        memcmp(ev.approval.request.p, a->request, ev.approval.request.len) == 0)
+      a->found = true;
+    p += line + 1;
+  }
+  return a->found ? 1 : 0;
+}
+
+/* Whether request was asked by a turn that is only in the store now (it has
+ * ended, so the approval is over). */
+static bool stored_request(struct turnd *d, const char *request) {
+  char turn[64];
+  if (run_request_turn(request, turn, sizeof turn) != 0) return false;
+  struct asked a = {request, {0}, false};
+  turn_arena_init(&a.arena, NULL);
+  store_turn_events_each(d->store, turn, 0, find_approval, &a);
+  turn_arena_fini(&a.arena);
+  return a.found;
+}
 
 void route_approval_decide(struct server *s, struct evhttp_request *req,
                            const char *const *params) {
@@ -29,10 +69,7 @@ void route_approval_decide(struct server *s, struct evhttp_request *req,
   }
   struct run *r = run_of_request(s->d, params[0]);
   int rv = r != NULL ? run_decide(r, params[0], (turn_decision)d) : -1;
-  char turn[64], session[64];
-  if (r == NULL && run_request_turn(params[0], turn, sizeof turn) == 0 &&
-      store_turn_find(s->d->store, turn, session, sizeof session) == 1)
-    rv = 1;
+  if (r == NULL && stored_request(s->d, params[0])) rv = 1;
   if (rv == 0)
     evhttp_send_reply(req, 204, "No Content", NULL);
   else

@@ -71,7 +71,7 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_SESSION_EVENTS] = "SELECT e.turn, e.first_seq, e.n, e.at_ms, e.lines"
                           " FROM turns t JOIN events e ON e.turn = t.id"
                           " WHERE t.session = ?1"
-                          " ORDER BY t.started_ms, t.id, e.first_seq",
+                          " ORDER BY t.rowid, e.first_seq", /* as they started */
     /* From the chunk that holds seq ?2 on. */
     [ST_TURN_EVENTS] = "SELECT turn, first_seq, n, at_ms, lines FROM events"
                        " WHERE turn = ?1 AND first_seq >= coalesce((SELECT max(first_seq)"
