@@ -3,9 +3,17 @@
  * whatever its spacing, and a missing field never equals anything. */
 #include "case_check.h"
 
+#include "turn/turn.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char *const kind_names[CASE_KIND__COUNT] = {
+    [CASE_KIND_NONE] = "",         [CASE_KIND_NUMBER] = "number",
+    [CASE_KIND_STRING] = "string", [CASE_KIND_BOOL] = "bool",
+    [CASE_KIND_NULL] = "null",     [CASE_KIND_OBJECT] = "object",
+    [CASE_KIND_ARRAY] = "array",   [CASE_KIND_ISO8601] = "iso8601"};
 
 static bool is_path_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -124,6 +132,21 @@ int case_check_parse(struct case_check *c, const char **p, char *err, size_t cap
   if (c->op != CASE_CHECK_PRESENT && c->op != CASE_CHECK_ABSENT &&
       case_value_parse(&s, &c->text, &c->json, &c->quoted, err, cap) != 0)
     return -1;
+  if (c->text != NULL && !c->quoted && c->json == NULL && c->text[0] == '@') {
+    while (c->kind < CASE_KIND__COUNT && strcmp(c->text + 1, kind_names[c->kind]) != 0)
+      c->kind++;
+    if (c->kind == CASE_KIND__COUNT || c->kind == CASE_KIND_NONE) {
+      snprintf(err, cap,
+               "unknown kind %.40s (@number, @string, @bool, @null, @object, @array, "
+               "@iso8601)",
+               c->text);
+      return -1;
+    }
+    if (c->len || (c->op != CASE_CHECK_EQ && c->op != CASE_CHECK_NE)) {
+      snprintf(err, cap, "a kind takes = or !=: %s=%s", c->path, c->text);
+      return -1;
+    }
+  }
   *p = s;
   return 0;
 }
@@ -168,7 +191,30 @@ static size_t code_points(const char *s) {
   return n;
 }
 
+static bool of_kind(int kind, json_t *v) {
+  switch (kind) {
+  case CASE_KIND_NUMBER:
+    return json_is_number(v);
+  case CASE_KIND_STRING:
+    return json_is_string(v);
+  case CASE_KIND_BOOL:
+    return json_is_boolean(v);
+  case CASE_KIND_NULL:
+    return json_is_null(v);
+  case CASE_KIND_OBJECT:
+    return json_is_object(v);
+  case CASE_KIND_ARRAY:
+    return json_is_array(v);
+  case CASE_KIND_ISO8601:
+    return json_is_string(v) &&
+           turn_iso8601_valid((turn_str){json_string_value(v), json_string_length(v)});
+  default:
+    return false;
+  }
+}
+
 static bool equals(const struct case_check *c, json_t *v) {
+  if (c->kind != CASE_KIND_NONE) return of_kind(c->kind, v);
   if (c->json != NULL) return json_equal(c->json, v);
   if (c->quoted) return json_is_string(v) && strcmp(json_string_value(v), c->text) == 0;
   if (json_is_number(v)) {

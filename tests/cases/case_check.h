@@ -1,7 +1,8 @@
 /* One field check of an [expect] clause on a JSON value: status=ok,
- * summary~"lamp", len(preview)=8192, !input.html. A value is a quoted JSON string
- * (compared as text), an object or array (compared as JSON), or a bare word
- * (compared as text, as a number, or as the field's compact JSON). */
+ * summary~"lamp", len(preview)=8192, !input.html, duration_ms=@number. A value is
+ * a quoted JSON string (compared as text), an object or array (compared as JSON),
+ * a kind @KIND (any value of that kind), or a bare word (compared as text, as a
+ * number, or as the field's compact JSON). */
 #ifndef CASE_CHECK_H
 #define CASE_CHECK_H
 
@@ -25,6 +26,20 @@ struct case_check {
   char *text;            /* the value as text, unquoted; owned, NULL for none */
   json_t *json;          /* the value given as an object or array; owned, or NULL */
   bool quoted;           /* text was a quoted string: it only equals a string */
+  int kind;              /* a value @KIND (a case_kind), compared by kind; 0: none */
+};
+
+/* What a value @KIND stands for: any value of that kind. */
+enum case_kind {
+  CASE_KIND_NONE,
+  CASE_KIND_NUMBER,  /* @number */
+  CASE_KIND_STRING,  /* @string */
+  CASE_KIND_BOOL,    /* @bool */
+  CASE_KIND_NULL,    /* @null */
+  CASE_KIND_OBJECT,  /* @object */
+  CASE_KIND_ARRAY,   /* @array */
+  CASE_KIND_ISO8601, /* @iso8601: a string libturn's turn_iso8601_valid accepts */
+  CASE_KIND__COUNT
 };
 
 /* Reads one check at *p (borrowed) and moves *p past it. Returns 0, or -1 with a

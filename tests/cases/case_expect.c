@@ -12,15 +12,17 @@
 #include <string.h>
 
 enum clause_kind {
-  CLAUSE_LINES,     /* lines N */
-  CLAUSE_TYPES,     /* types T T ... (with * and ...) */
-  CLAUSE_SEQ,       /* seq N.. */
-  CLAUSE_COUNT,     /* count T=N */
-  CLAUSE_TURNCHECK, /* turncheck */
-  CLAUSE_SAME,      /* same NAME[+NAME...] */
-  CLAUSE_BODY,      /* body CHECK... */
-  CLAUSE_HEADER,    /* header CHECK */
-  CLAUSE_EVENT      /* TYPE[#K] CHECK... */
+  CLAUSE_LINES,      /* lines N */
+  CLAUSE_TYPES,      /* types T T ... (with * and ...) */
+  CLAUSE_SEQ,        /* seq N.. */
+  CLAUSE_COUNT,      /* count T=N */
+  CLAUSE_TURNCHECK,  /* turncheck */
+  CLAUSE_SAME,       /* same NAME[+NAME...] [after N] */
+  CLAUSE_BLOCKS,     /* blocks T T ... (history block types, with * and ...) */
+  CLAUSE_BLOCKCHECK, /* blockcheck */
+  CLAUSE_BODY,       /* body CHECK... */
+  CLAUSE_HEADER,     /* header CHECK */
+  CLAUSE_EVENT       /* TYPE[#K] CHECK... */
 };
 
 #define TYPE_ANY  (-2) /* "*": one line of any type */
@@ -34,6 +36,7 @@ struct clause {
   int types[MAX_TYPES];     /* types clause */
   size_t n_types;           /* ... */
   size_t same_from, same_n; /* same: its names in case_expect.names */
+  bool same_after;          /* same ... after N: only their lines past seq n */
   struct case_check *checks;
   size_t n_checks;
 };
@@ -91,6 +94,14 @@ static int parse_type(const char *name, char *err, size_t cap) {
   return t;
 }
 
+/* A history block type: user, assistant, reasoning, tool, widget, notice. */
+static int parse_block_type(const char *name, char *err, size_t cap) {
+  for (int t = 0; t < TURN_BLOCK__COUNT; t++)
+    if (strcmp(name, turn_block_type_name((turn_block_type)t)) == 0) return t;
+  snprintf(err, cap, "\"%s\" is not a history block type", name);
+  return -1;
+}
+
 static bool parse_ulong(const char *s, unsigned long *out) {
   char *end;
   if (*s < '0' || *s > '9') return false;
@@ -130,8 +141,8 @@ static int parse_clause(struct case_expect *ex, struct clause *c, const char **p
       snprintf(err, cap, "\"%s\" is not a number", word);
       return -1;
     }
-  } else if (strcmp(word, "types") == 0) {
-    c->kind = CLAUSE_TYPES;
+  } else if (strcmp(word, "types") == 0 || strcmp(word, "blocks") == 0) {
+    c->kind = word[0] == 't' ? CLAUSE_TYPES : CLAUSE_BLOCKS;
     while (!clause_end(*p)) {
       *p = token(*p, word, sizeof word);
       if (c->n_types == MAX_TYPES) {
@@ -140,7 +151,8 @@ static int parse_clause(struct case_expect *ex, struct clause *c, const char **p
       }
       int t = strcmp(word, "*") == 0     ? TYPE_ANY
               : strcmp(word, "...") == 0 ? TYPE_RUN
-                                         : parse_type(word, err, cap);
+              : c->kind == CLAUSE_TYPES  ? parse_type(word, err, cap)
+                                         : parse_block_type(word, err, cap);
       if (t == -1) return -1;
       c->types[c->n_types++] = t;
     }
@@ -156,12 +168,23 @@ static int parse_clause(struct case_expect *ex, struct clause *c, const char **p
     if ((c->type = parse_type(word, err, cap)) < 0) return -1;
   } else if (strcmp(word, "turncheck") == 0) {
     c->kind = CLAUSE_TURNCHECK;
+  } else if (strcmp(word, "blockcheck") == 0) {
+    c->kind = CLAUSE_BLOCKCHECK;
   } else if (strcmp(word, "same") == 0) {
     c->kind = CLAUSE_SAME;
     *p = token(*p, word, sizeof word);
     c->same_from = ex->n_names;
     if (add_names(ex, word, err, cap) != 0) return -1;
     c->same_n = ex->n_names - c->same_from;
+    const char *after = token(*p, word, sizeof word);
+    if (strcmp(word, "after") == 0) {
+      *p = token(after, word, sizeof word);
+      if (!parse_ulong(word, &c->n)) {
+        snprintf(err, cap, "same NAME after N takes a seq N");
+        return -1;
+      }
+      c->same_after = true;
+    }
   } else if (strcmp(word, "body") == 0 || strcmp(word, "header") == 0) {
     c->kind = word[0] == 'b' ? CLAUSE_BODY : CLAUSE_HEADER;
     if (parse_checks(c, p, err, cap) != 0) return -1;
@@ -360,6 +383,115 @@ static void check_order(const struct view *v, unsigned line_no) {
   fail_on(v, line_no, msg);
 }
 
+/* The body of the subject's one answer as JSON (owned), or a failure. */
+static json_t *body_of(const struct view *v, unsigned line_no) {
+  if (v->one == NULL) fail_on(v, line_no, "a body is of one answer, not joined");
+  json_error_t je;
+  json_t *j = json_loads(v->one->raw != NULL ? v->one->raw : "", 0, &je);
+  if (j == NULL)
+    case_fail(line_no, "%s: the body is not JSON:\n%.2000s", v->label,
+              v->one->raw != NULL ? v->one->raw : "");
+  return j;
+}
+
+static const char *block_type_name(int t) {
+  if (t == TYPE_ANY) return "*";
+  if (t == TYPE_RUN) return "...";
+  return t >= 0 && t < TURN_BLOCK__COUNT ? turn_block_type_name((turn_block_type)t)
+                                         : "(not a block)";
+}
+
+/* blocks T T ...: the types of the body's "blocks", in order. */
+static void check_blocks(const struct clause *c, const struct view *v, unsigned line_no) {
+  json_t *j = body_of(v, line_no);
+  json_t *blocks = json_object_get(j, "blocks");
+  if (!json_is_array(blocks)) {
+    json_decref(j);
+    case_fail(line_no, "%s: the body has no \"blocks\" array:\n%.2000s", v->label,
+              v->one->raw);
+  }
+  size_t n = json_array_size(blocks);
+  int *types = calloc(n + 1, sizeof *types);
+  if (types == NULL) case_fail(line_no, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    const char *name =
+        json_string_value(json_object_get(json_array_get(blocks, i), "type"));
+    char ignored[64];
+    types[i] = name != NULL ? parse_block_type(name, ignored, sizeof ignored) : -1;
+  }
+  bool same = types_match(c->types, c->n_types, types, n);
+  if (!same) {
+    char msg[4096];
+    size_t len =
+        (size_t)snprintf(msg, sizeof msg, "%s: blocks differ\n  want:", v->label);
+    for (size_t i = 0; i < c->n_types && len < sizeof msg; i++)
+      len += (size_t)snprintf(msg + len, sizeof msg - len, " %s",
+                              block_type_name(c->types[i]));
+    if (len < sizeof msg)
+      len += (size_t)snprintf(msg + len, sizeof msg - len, "\n  got: ");
+    for (size_t i = 0; i < n && len < sizeof msg; i++)
+      len +=
+          (size_t)snprintf(msg + len, sizeof msg - len, " %s", block_type_name(types[i]));
+    if (len < sizeof msg)
+      snprintf(msg + len, sizeof msg - len, "\nthe body:\n%.3000s", v->one->raw);
+    free(types);
+    json_decref(j);
+    case_fail(line_no, "%s", msg);
+  }
+  free(types);
+  json_decref(j);
+}
+
+/* The first problem turn_history_parse reports. */
+struct block_problem {
+  char msg[256];
+  bool found;
+};
+
+static int on_block(void *ctx, size_t index, const turn_block *b, const turn_error *err) {
+  (void)b;
+  struct block_problem *pr = ctx;
+  if (err == NULL || pr->found) return 0;
+  size_t len = (size_t)snprintf(pr->msg, sizeof pr->msg, "block %zu: ", index);
+  turn_error_format(err, pr->msg + len, sizeof pr->msg - len);
+  pr->found = true;
+  return 1;
+}
+
+/* blockcheck: libturn's history parser accepts the body, as turncheck --blocks. */
+static void check_history(const struct view *v, unsigned line_no) {
+  if (v->one == NULL) fail_on(v, line_no, "a body is of one answer, not joined");
+  const char *doc = v->one->raw != NULL ? v->one->raw : "";
+  turn_arena arena;
+  turn_arena_init(&arena, NULL);
+  struct block_problem pr = {.found = false};
+  turn_error err = {0};
+  int rv = turn_history_parse(doc, strlen(doc), &arena, on_block, &pr, &err);
+  turn_arena_fini(&arena);
+  if (rv == TURN_OK && !pr.found) return;
+  if (!pr.found) turn_error_format(&err, pr.msg, sizeof pr.msg);
+  case_fail(line_no, "%s: turncheck --blocks refuses it: %s\nthe body:\n%.3000s",
+            v->label, pr.msg, doc);
+}
+
+/* The lines of other whose seq is above after, for same ... after N. */
+static void view_after(struct view *other, unsigned long after) {
+  size_t kept = 0;
+  for (size_t i = 0; i < other->n; i++) {
+    json_error_t je;
+    json_t *j = json_loads(other->lines[i], 0, &je);
+    json_t *seq = json_object_get(j, "seq");
+    bool keep = json_is_integer(seq) && json_integer_value(seq) > (json_int_t)after;
+    json_decref(j);
+    if (!keep) continue;
+    other->lines[kept] = other->lines[i];
+    other->types[kept++] = other->types[i];
+  }
+  other->n = kept;
+  size_t used = strlen(other->label);
+  snprintf(other->label + used, sizeof other->label - used, " after %lu", after);
+}
+
 static void check_same(const struct view *v, const struct view *other, unsigned line_no) {
   for (size_t i = 0; i < v->n || i < other->n; i++) {
     if (i < v->n && i < other->n && strcmp(v->lines[i], other->lines[i]) == 0) continue;
@@ -410,11 +542,7 @@ static void check_one_answer(const struct clause *c, const struct view *v,
   if (v->one == NULL) fail_on(v, line_no, "body and header take one answer, not joined");
   json_t *j;
   if (c->kind == CLAUSE_BODY) {
-    json_error_t je;
-    j = json_loads(v->one->raw != NULL ? v->one->raw : "", 0, &je);
-    if (j == NULL)
-      case_fail(line_no, "%s: the body is not JSON:\n%.2000s", v->label,
-                v->one->raw != NULL ? v->one->raw : "");
+    j = body_of(v, line_no);
   } else {
     char value[1024];
     j = json_object();
@@ -469,10 +597,17 @@ static void check_clause(const struct case_expect *ex, const struct clause *c,
     resolve(ex->names + c->same_from, c->same_n, net, line_no, parts);
     struct view other;
     view_build(&other, parts, c->same_n);
+    if (c->same_after) view_after(&other, c->n);
     check_same(v, &other, line_no);
     view_free(&other);
     return;
   }
+  case CLAUSE_BLOCKS:
+    check_blocks(c, v, line_no);
+    return;
+  case CLAUSE_BLOCKCHECK:
+    check_history(v, line_no);
+    return;
   case CLAUSE_BODY:
   case CLAUSE_HEADER:
     check_one_answer(c, v, line_no);

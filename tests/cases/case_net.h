@@ -34,6 +34,7 @@ struct case_stream {
   long status;       /* 0 until the headers came */
   bool done;         /* the answer ended, or we dropped it */
   bool dropped;      /* we closed it after drop_after lines */
+  bool cut;          /* turnd was killed while it was open: it ends where it stops */
   char turn[CASE_ID_MAX];    /* ids this stream carried, the latest of each */
   char session[CASE_ID_MAX]; /* ... */
   char request[CASE_ID_MAX]; /* ... */
@@ -65,6 +66,11 @@ struct case_stream *case_net_start(struct case_net *net, const struct case_strea
  * on: lines are split and checked, ids noted, and an answer that ended is checked
  * against its expected status. Fails the case on anything wrong. */
 void case_net_pump(struct case_net *net, int wait_ms);
+
+/* Marks every answer not yet ended as cut: turnd is about to be killed, so each
+ * ends without its last chunk, maybe inside a line. A cut answer keeps its
+ * complete lines and is still checked for its status. */
+void case_net_cut_open(struct case_net *net);
 
 /* The stream the case named name, or NULL. */
 struct case_stream *case_net_find(const struct case_net *net, const char *name);

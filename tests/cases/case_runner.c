@@ -1,14 +1,18 @@
 /* case_runner: runs tests/cases/NNNN.case files, one daemon scenario each (the
  * grammar is tests/cases/README.md). A file is read twice: once with stand-in
  * ids, so a malformed line fails before turnd starts, then for real against a
- * turnd on port 0 in a temporary data folder. Every wait is for an event (an
- * answer, a line of a type, an exit) under one generous safety timeout. */
+ * turnd on port 0 in a temporary data folder, which the case keeps however often
+ * turnd is restarted or killed. Every wait is for an event (an answer, a line of
+ * a type, an exit) under one generous safety timeout. */
 #include "case.h"
+#include "case_check.h"
 #include "case_expect.h"
 #include "case_net.h"
+#include "case_proc.h"
 #include "case_subst.h"
-#include "harness.h"
 #include "turn/turn.h"
+
+#include <jansson.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -34,19 +38,20 @@ static struct {
   size_t model_len;          /* ... */
   char *args[MAX_ARGS];      /* [turnd] arguments; owned */
   size_t n_args;             /* ... */
-  char script_dir[64];       /* holds the model script; "" when none */
-  char script_path[128];     /* ... */
-  struct turnd_proc turnd;   /* the daemon, once started */
+  char root[64];             /* the case's temporary folder; "" when none */
+  char data_dir[96];         /* root/data: turnd's data folder, kept across starts */
+  char model_arg[128];       /* script:root/model.json; "" without [model] */
+  struct case_proc turnd;    /* the daemon, once started */
   bool started;              /* turnd runs and has not been stopped */
   struct case_net net;       /* every request; set up for the second reading */
   struct case_stream *last;  /* the latest request: the default subject */
+  bool acted;                /* a directive besides [turnd] and [model] was read */
   bool stopped;              /* a [stop] line ran */
 } R;
 
-static void remove_script(void) {
-  if (R.script_path[0] != '\0') remove(R.script_path);
-  if (R.script_dir[0] != '\0') rmdir(R.script_dir);
-  R.script_path[0] = R.script_dir[0] = '\0';
+static void remove_root(void) {
+  if (R.root[0] != '\0') case_remove_tree(R.root);
+  R.root[0] = '\0';
 }
 
 /* What case_show_lines asked to print with the next failure. */
@@ -60,8 +65,8 @@ static void print_lines(const char *label, char *const *lines, size_t n) {
   fprintf(stderr, "%s (%zu line%s):\n", label, n, n == 1 ? "" : "s");
   for (size_t i = 0; i < n; i++) {
     size_t len = strlen(lines[i]);
-    fprintf(stderr, "  %3zu  %.*s%s\n", i + 1, len > 240 ? 240 : (int)len, lines[i],
-            len > 240 ? "..." : "");
+    fprintf(stderr, "  %3zu  %.*s%s\n", i + 1, len > 1000 ? 1000 : (int)len, lines[i],
+            len > 1000 ? "..." : "");
   }
 }
 
@@ -84,9 +89,9 @@ _Noreturn void case_fail(unsigned line_no, const char *fmt, ...) {
     fprintf(stderr, "%s: %s\n", R.file, msg);
   for (size_t k = 0; k < 2 && shown[k].label != NULL; k++)
     print_lines(shown[k].label, shown[k].lines, shown[k].n);
-  if (R.started) harness_stop(&R.turnd, SIGKILL);
+  if (R.started) case_proc_stop(&R.turnd, SIGKILL, CASE_SAFETY_MS);
   R.started = false;
-  remove_script();
+  remove_root();
   exit(1);
 }
 
@@ -261,47 +266,122 @@ static void run_await(const char *arg, unsigned line_no) {
 
 /* --------------------------------------------------------------- turnd */
 
-static void start_turnd(void) {
-  const char *argv[MAX_ARGS + 3];
+/* The case's folder, made once: the model script, and turnd's data folder,
+ * which every start of turnd in the case shares. */
+static void make_root(void) {
+  snprintf(R.root, sizeof R.root, "/tmp/turnd-case-XXXXXX");
+  if (mkdtemp(R.root) == NULL) {
+    R.root[0] = '\0';
+    case_fail(0, "cannot make a temporary folder: %s", strerror(errno));
+  }
+  snprintf(R.data_dir, sizeof R.data_dir, "%s/data", R.root);
+  if (R.model == NULL) return;
+  char path[96];
+  snprintf(path, sizeof path, "%s/model.json", R.root);
+  FILE *f = fopen(path, "w");
+  if (f == NULL || fputs(R.model, f) < 0 || fclose(f) != 0)
+    case_fail(0, "cannot write the model script %s", path);
+  snprintf(R.model_arg, sizeof R.model_arg, "script:%s", path);
+}
+
+/* turnd's arguments after --listen and --data: the model, then [turnd]'s. */
+static void turnd_args(const char **argv) {
   size_t n = 0;
-  static char model_arg[160];
-  if (R.model != NULL) {
-    snprintf(R.script_dir, sizeof R.script_dir, "/tmp/turnd-case-XXXXXX");
-    if (mkdtemp(R.script_dir) == NULL) {
-      R.script_dir[0] = '\0';
-      case_fail(0, "cannot make a temporary folder: %s", strerror(errno));
-    }
-    if (harness_write_file(R.script_dir, "model.json", R.model, R.script_path,
-                           sizeof R.script_path) != 0)
-      case_fail(0, "cannot write the model script");
-    snprintf(model_arg, sizeof model_arg, "script:%s", R.script_path);
+  if (R.model_arg[0] != '\0') {
     argv[n++] = "--model";
-    argv[n++] = model_arg;
+    argv[n++] = R.model_arg;
   }
   for (size_t i = 0; i < R.n_args; i++)
     argv[n++] = R.args[i];
   argv[n] = NULL;
-  if (harness_start(&R.turnd, argv) != 0)
-    case_fail(0, "turnd did not start (it printed \"%s\")", R.turnd.listen_line);
+}
+
+/* Starts turnd on the case's data folder, on a port of its own choosing: %PORT
+ * and the requests' base URL follow it. */
+static void start_turnd(unsigned line_no) {
+  const char *argv[MAX_ARGS + 3];
+  turnd_args(argv);
+  if (case_proc_start(&R.turnd, R.data_dir, argv) != 0)
+    case_fail(line_no, "turnd did not start (it printed \"%s\")", R.turnd.listen_line);
   R.started = true;
+}
+
+/* Waits until every answer still open has ended. */
+static void await_all(unsigned line_no, const char *after) {
+  long long deadline = now_ms() + CASE_SAFETY_MS;
+  for (size_t i = 0; i < R.net.n; i++) {
+    while (!R.net.streams[i]->done) {
+      if (now_ms() > deadline)
+        case_fail(line_no, "the answer of line %u did not end after %s",
+                  R.net.streams[i]->line_no, after);
+      case_net_pump(&R.net, 100);
+    }
+  }
 }
 
 /* SIGTERM; every answer still open must then end (turnd ends running turns with
  * interrupt), and turnd must exit 0. */
 static void stop_turnd(unsigned line_no) {
   kill(R.turnd.pid, SIGTERM);
-  long long deadline = now_ms() + CASE_SAFETY_MS;
-  for (size_t i = 0; i < R.net.n; i++) {
-    while (!R.net.streams[i]->done) {
-      if (now_ms() > deadline)
-        case_fail(line_no, "the answer of line %u did not end after SIGTERM",
-                  R.net.streams[i]->line_no);
-      case_net_pump(&R.net, 100);
-    }
-  }
+  await_all(line_no, "SIGTERM");
   R.started = false;
-  int status = harness_stop(&R.turnd, 0);
+  int status = case_proc_stop(&R.turnd, 0, CASE_SAFETY_MS);
   if (status != 0) case_fail(line_no, "turnd exited with status %d, want 0", status);
+}
+
+/* SIGKILL, as a crash or a power cut of the process: turnd has no say. Answers
+ * still open end where the kill cut them, keeping their complete lines. */
+static void kill_turnd(unsigned line_no) {
+  case_net_cut_open(&R.net);
+  R.started = false;
+  int status = case_proc_stop(&R.turnd, SIGKILL, CASE_SAFETY_MS);
+  if (status != 128 + SIGKILL)
+    case_fail(line_no, "turnd ended with status %d, not by the SIGKILL", status);
+  await_all(line_no, "SIGKILL");
+}
+
+/* [second] CHECK...: a second turnd, with the same arguments and data folder,
+ * run to its end while the first runs; the checks are on
+ * {"exit": N, "stdout": "...", "stderr": "..."}. */
+static void run_second(const char *arg, unsigned line_no) {
+  struct case_check checks[8];
+  size_t n = 0;
+  char err[256];
+  for (const char *p = arg; *p != '\0'; p += strspn(p, " \t")) {
+    if (n == sizeof checks / sizeof checks[0])
+      case_fail(line_no, "too many checks in [second]");
+    int rc = case_check_parse(&checks[n++], &p, err, sizeof err);
+    if (rc == 0 && *p != '\0' && *p != ' ' && *p != '\t') {
+      snprintf(err, sizeof err, "unexpected \"%c\" after a check", *p);
+      rc = -1;
+    }
+    if (rc != 0) case_fail(line_no, "%s", err);
+  }
+  if (n == 0)
+    case_fail(line_no, "[second] takes checks on exit, stdout and stderr: exit=1");
+  if (!R.dry) {
+    if (!R.started) case_fail(line_no, "turnd does not run: nothing to be second to");
+    const char *argv[MAX_ARGS + 3];
+    turnd_args(argv);
+    struct case_proc_run run;
+    if (case_proc_run(&run, R.data_dir, argv, CASE_SAFETY_MS) != 0)
+      case_fail(line_no, "the second turnd did not end (status %d)", run.status);
+    json_t *got = json_pack("{s:i, s:s, s:s}", "exit", run.status, "stdout", run.out,
+                            "stderr", run.err);
+    case_proc_run_free(&run);
+    if (got == NULL) case_fail(line_no, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+      char why[512];
+      if (case_check_holds(&checks[i], got, why, sizeof why)) continue;
+      static char *dump; /* shown after the message; the case ends there */
+      dump = json_dumps(got, JSON_COMPACT);
+      if (dump != NULL) case_show_lines("the second turnd", &dump, 1);
+      case_fail(line_no, "the second turnd: %s", why);
+    }
+    json_decref(got);
+  }
+  for (size_t i = 0; i < n; i++)
+    case_check_free(&checks[i]);
 }
 
 /* ------------------------------------------------------------- the case */
@@ -341,26 +421,31 @@ static bool run_line(char *line, unsigned line_no, bool seen_request) {
   const char *name = line + 1;
   char *arg = trim(close + 1);
   if (strcmp(name, "model") == 0 || strcmp(name, "turnd") == 0) {
-    if (seen_request) case_fail(line_no, "[%s] comes before the first [request]", name);
+    if (R.acted) case_fail(line_no, "[%s] comes before every other directive", name);
     if (R.dry && name[0] == 'm') add_model(arg, line_no);
     if (R.dry && name[0] == 't') add_args(arg, line_no);
     return false;
   }
-  if (strcmp(name, "stop") == 0) {
-    if (arg[0] != '\0') case_fail(line_no, "[stop] takes nothing");
-    if (R.stopped) case_fail(line_no, "turnd was stopped already");
-    if (!R.dry) stop_turnd(line_no);
-    R.stopped = true;
-    return false;
-  }
+  R.acted = true;
   if (R.stopped && strcmp(name, "expect") != 0)
     case_fail(line_no, "only [expect] may follow [stop]");
+  bool restart = strcmp(name, "restart") == 0, killed = strcmp(name, "kill") == 0;
+  if (strcmp(name, "stop") == 0 || restart || killed) {
+    if (arg[0] != '\0') case_fail(line_no, "[%s] takes nothing", name);
+    if (!R.dry && killed) kill_turnd(line_no);
+    if (!R.dry && !killed) stop_turnd(line_no);
+    if (!R.dry && (restart || killed)) start_turnd(line_no);
+    R.stopped = !restart && !killed;
+    return false;
+  }
   char *text = expand(arg, line_no, false);
   bool request = strcmp(name, "request") == 0;
   if (request) {
     run_request(text, line_no);
   } else if (strcmp(name, "await") == 0) {
     run_await(text, line_no);
+  } else if (strcmp(name, "second") == 0) {
+    run_second(text, line_no);
   } else if (strcmp(name, "expect") == 0) {
     struct case_expect ex;
     char err[256];
@@ -436,13 +521,14 @@ static void run_case(void) {
   R.dry = true;
   run_lines(lines, n);
   R.dry = false;
-  R.stopped = false;
+  R.stopped = R.acted = false;
   if (case_net_init(&R.net) != 0) case_fail(0, "libcurl did not start");
-  start_turnd();
+  make_root();
+  start_turnd(0);
   run_lines(lines, n);
   if (!R.stopped) stop_turnd((unsigned)n);
   case_net_fini(&R.net);
-  remove_script();
+  remove_root();
   printf("ok %s\n", lines[0] + 2);
   for (size_t i = 0; i < n; i++)
     free(lines[i]);
