@@ -54,6 +54,11 @@ fuzz:
 bench: build
 	@./$(BUILD)/bench-codec
 
+# turnd under load from bench-load: throughput, first byte, memory per live turn.
+.PHONY: bench-load
+bench-load: build
+	@bench/load.sh $(BUILD)
+
 vectors: build
 	@./$(BUILD)/turn-vectors > vectors/vectors.json
 	@echo "wrote vectors/vectors.json"
