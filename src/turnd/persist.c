@@ -69,11 +69,15 @@ void persist_run_now(struct run *r) {
     r->dirty = false;
   }
   if (r->stored == r->n_events) return;
-  size_t from = r->stored == 0 ? 0 : r->line_end[r->stored - 1];
-  size_t to = r->line_end[r->n_events - 1];
+  /* Lines from stored on are in the log's window: it only drops stored lines. */
+  size_t from = (r->stored == 0 ? 0 : r->line_end[r->stored - 1]) - r->log_base;
+  size_t to = r->line_end[r->n_events - 1] - r->log_base;
   if (store_events_add(r->d->store, r->id, r->stored, r->n_events - r->stored,
-                       turnd_now_ms(), (const char *)r->log.data + from, to - from) == 0)
+                       turnd_now_ms(), (const char *)r->log.data + from,
+                       to - from) == 0) {
     r->stored = r->n_events;
+    run_trim_log(r);
+  }
   if (r->ended) store_turn_ended(r->d->store, r->id);
   persist_soon(r->d);
 }

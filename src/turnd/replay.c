@@ -25,6 +25,7 @@ struct replay {
 struct slice {
   struct evbuffer *out;
   uint64_t next_seq; /* advanced past each line taken */
+  uint64_t stop_seq; /* lines from this seq on are not taken */
   int failed;
 };
 
@@ -36,6 +37,7 @@ static int take_chunk(void *ctx, const char *turn, uint64_t first_seq, uint64_t 
   struct slice *sl = ctx;
   const char *p = lines, *end = lines + len;
   for (uint64_t seq = first_seq; seq < first_seq + n && p < end; seq++) {
+    if (seq >= sl->stop_seq) return 1;
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *next = nl != NULL ? nl + 1 : end;
     if (seq == sl->next_seq) {
@@ -67,23 +69,30 @@ static void on_close(struct evhttp_connection *conn, void *arg) {
 
 static void on_written(struct evhttp_connection *conn, void *arg);
 
+int replay_slice(struct turnd *d, const char *turn, uint64_t *next_seq, uint64_t stop_seq,
+                 struct evbuffer *out) {
+  struct slice sl = {out, *next_seq, stop_seq, 0};
+  if (store_turn_events_each(d->store, turn, *next_seq, take_chunk, &sl) < 0 || sl.failed)
+    return -1;
+  *next_seq = sl.next_seq;
+  return 0;
+}
+
 /* Sends the next slice, or ends the answer when there is none. */
 static void replay_next(struct replay *rp) {
-  struct slice sl = {evbuffer_new(), rp->next_seq, 0};
-  if (sl.out == NULL ||
-      store_turn_events_each(rp->d->store, rp->turn, rp->next_seq, take_chunk, &sl) < 0 ||
-      sl.failed || evbuffer_get_length(sl.out) == 0) {
+  struct evbuffer *out = evbuffer_new();
+  if (out == NULL || replay_slice(rp->d, rp->turn, &rp->next_seq, UINT64_MAX, out) != 0 ||
+      evbuffer_get_length(out) == 0) {
     /* The end, or a store that cannot be read: the reader sees the stream stop
      * short of its end event and may come back. */
-    if (sl.out != NULL) evbuffer_free(sl.out);
+    if (out != NULL) evbuffer_free(out);
     struct evhttp_request *req = rp->req;
     replay_free(rp); /* first: ending an HTTP/1.0 answer may close at once */
     evhttp_send_reply_end(req);
     return;
   }
-  rp->next_seq = sl.next_seq;
-  evhttp_send_reply_chunk_with_cb(rp->req, sl.out, on_written, rp);
-  evbuffer_free(sl.out);
+  evhttp_send_reply_chunk_with_cb(rp->req, out, on_written, rp);
+  evbuffer_free(out);
 }
 
 static void on_written(struct evhttp_connection *conn, void *arg) {

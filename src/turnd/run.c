@@ -1,13 +1,17 @@
 /* Runs and their followers. The agent is pumped until it has to wait; every event
  * it emits gets its seq here, is appended to the run's log, goes through the
  * order checker, and is handed to the followers. A follower only remembers how
- * far into the log it has been served, so readers that join late or re-attach
- * share one log, and each holds at most one slice of it in flight. */
+ * far into the turn's bytes it has been served, so readers that join late or
+ * re-attach share one log, and each holds at most one slice of it in flight.
+ * The log is a window: lines the store has and every reader has been handed
+ * leave memory, and a reader that needs older lines reads them from the store
+ * until it reaches the window. */
 #include "run.h"
 
 #include "daemon.h"
 #include "http_reply.h"
 #include "persist.h"
+#include "replay.h"
 #include "session.h"
 
 #include <event2/buffer.h>
@@ -34,8 +38,12 @@ struct follower {
   struct run *run;                /* the run we read; it outlives us */
   struct evhttp_request *req;     /* the streaming answer */
   struct evhttp_connection *conn; /* req's connection: its close ends us */
-  size_t next_off;                /* first byte of the run's log not yet handed over;
-                                     SIZE_MAX until the run reaches start_seq */
+  size_t next_off;                /* first byte of the turn not yet handed over (an
+                                     offset from the turn's first byte, like
+                                     line_end); SIZE_MAX until the run reaches
+                                     start_seq */
+  uint64_t next_seq;              /* the seq at next_off while next_off is before
+                                     the log's window (a line boundary there) */
   uint64_t start_seq;             /* the first seq asked for (after + 1) */
   bool writing;                   /* a slice is in the socket's buffer; its
                                      written callback hands over the next */
@@ -98,23 +106,44 @@ static void on_slice_written(struct evhttp_connection *conn, void *arg) {
 static void follower_flush(struct follower *f) {
   struct run *r = f->run;
   if (f->writing) return;
-  if (f->next_off == SIZE_MAX && r->n_events >= f->start_seq)
+  if (f->next_off == SIZE_MAX && r->n_events >= f->start_seq) {
     f->next_off = r->line_end[f->start_seq - 1]; /* start_seq > 0 here */
-  if (f->next_off < r->log.len) {
-    size_t len = r->log.len - f->next_off;
+    f->next_seq = f->start_seq;
+  }
+  if (f->next_off == SIZE_MAX) { /* the turn has not reached start_seq */
+    if (r->ended) follower_finish(f);
+    return;
+  }
+  struct evbuffer *buf = NULL;
+  if (f->next_off < r->log_base) {
+    /* Lines that left memory: from the store, up to the window. */
+    uint64_t seq = f->next_seq;
+    buf = evbuffer_new();
+    if (buf == NULL || replay_slice(r->d, r->id, &seq, r->log_base_seq, buf) != 0 ||
+        seq == f->next_seq) {
+      if (buf != NULL) evbuffer_free(buf);
+      follower_finish(f); /* the store failed: the reader may come back */
+      return;
+    }
+    f->next_seq = seq;
+    f->next_off = r->line_end[seq - 1];
+  } else if (f->next_off < r->log_base + r->log.len) {
+    size_t len = r->log_base + r->log.len - f->next_off;
     if (len > READER_SLICE) len = READER_SLICE;
-    struct evbuffer *buf = evbuffer_new();
-    if (buf == NULL || evbuffer_add(buf, r->log.data + f->next_off, len) != 0) {
+    buf = evbuffer_new();
+    if (buf == NULL ||
+        evbuffer_add(buf, r->log.data + (f->next_off - r->log_base), len) != 0) {
       if (buf != NULL) evbuffer_free(buf);
       return; /* out of memory: the next event or slice tries again */
     }
     f->next_off += len;
-    f->writing = true;
-    evhttp_send_reply_chunk_with_cb(f->req, buf, on_slice_written, f);
-    evbuffer_free(buf);
+  } else {
+    if (r->ended) follower_finish(f);
     return;
   }
-  if (r->ended) follower_finish(f);
+  f->writing = true;
+  evhttp_send_reply_chunk_with_cb(f->req, buf, on_slice_written, f);
+  evbuffer_free(buf);
 }
 
 int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq) {
@@ -127,6 +156,7 @@ int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq) {
    * until then. */
   f->start_seq = next_seq;
   f->next_off = next_seq == 0 ? 0 : SIZE_MAX;
+  f->next_seq = 0;
   f->next = r->followers;
   r->followers = f;
   evhttp_connection_set_closecb(f->conn, on_follower_close, f);
@@ -204,6 +234,34 @@ static void on_timer(evutil_socket_t fd, short events, void *arg) {
     run_pump(r);
 }
 
+void run_trim_log(struct run *r) {
+  if (r->stored <= r->log_base_seq) return;
+  /* The window may start at the first line not yet in the store, and no later
+   * than the first byte some reader has yet to be handed. */
+  size_t cut = r->line_end[r->stored - 1];
+  for (struct follower *f = r->followers; f != NULL; f = f->next)
+    if (f->next_off != SIZE_MAX && f->next_off >= r->log_base && f->next_off < cut)
+      cut = f->next_off;
+  /* ... on a line boundary: the last line end at or before cut. */
+  uint64_t lo = r->log_base_seq, hi = r->stored; /* the line count is in [lo, hi] */
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo + 1) / 2; /* a seq count: lines before it */
+    if (r->line_end[mid - 1] <= cut)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  if (lo == r->log_base_seq) return;
+  size_t drop = r->line_end[lo - 1] - r->log_base;
+  /* What stays is moved to the front: worth it once half the window goes. */
+  if (drop * 2 < r->log.len) return;
+  memmove(r->log.data, r->log.data + drop, r->log.len - drop);
+  r->log.len -= drop;
+  r->log_base += drop;
+  r->log_base_seq = lo;
+  if (r->ended) r->d->ended_bytes -= drop;
+}
+
 /* The end is in (or the run gave up): it joins the ended runs, oldest first. */
 static void mark_ended(struct run *r) {
   r->ended = true;
@@ -251,7 +309,8 @@ static bool keep(struct run *r, turn_event *ev) {
     fprintf(stderr, "turnd: bug: turn %s seq %llu: %s\n", r->id,
             (unsigned long long)ev->seq, msg);
   }
-  r->line_end[r->n_events++] = (uint32_t)r->log.len; /* RUN_LOG_CAP < 4 GiB */
+  /* The turn's bytes stay under RUN_LOG_CAP < 4 GiB (run_append's soft cap). */
+  r->line_end[r->n_events++] = (uint32_t)(r->log_base + r->log.len);
   return true;
 }
 
@@ -260,7 +319,7 @@ static bool keep(struct run *r, turn_event *ev) {
  * room for those two lines), so no event is ever lost from the middle. */
 static void run_append(struct run *r, turn_event *ev) {
   if (r->ended) return;
-  if (r->log.len > RUN_LOG_SOFT_CAP && ev->type != TURN_EV_END) {
+  if (r->log_base + r->log.len > RUN_LOG_SOFT_CAP && ev->type != TURN_EV_END) {
     turn_event err_ev, end_ev;
     memset(&err_ev, 0, sizeof err_ev);
     err_ev.type = TURN_EV_ERROR;

@@ -21,8 +21,12 @@ struct run {
   char id[40];             /* "t-" + 16 hex digits */
   struct agent agent;      /* the turn's core */
   turn_order *order;       /* every event goes through it before it is kept */
-  turn_buf log;            /* every line so far, each with its "\n" */
-  uint32_t *line_end;      /* line_end[seq]: offset in log after that line */
+  turn_buf log;            /* the lines from log_base_seq on, each with its "\n" */
+  size_t log_base;         /* bytes of the turn before log.data[0]: those lines
+                              are in the store only */
+  uint64_t log_base_seq;   /* the first seq in log */
+  uint32_t *line_end;      /* line_end[seq]: bytes of the turn up to the end of
+                              that line (from its first byte, window or not) */
   size_t cap_lines;
   uint64_t n_events;          /* events so far: the next seq */
   bool ended;                 /* the end event is in log */
@@ -48,6 +52,10 @@ struct run *run_of_request(struct turnd *d, const char *request);
 /* Streams the run to req from seq next_seq on, then follows it to its end. The
  * answer's status line is sent here. Returns 0 or -1 (req already answered). */
 int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq);
+
+/* Drops from memory the lines that are in the store and that every reader has
+ * been handed (persist.c, after handing lines to the store). */
+void run_trim_log(struct run *r);
 
 /* The owner asked to stop. Changes nothing once the run has ended. */
 void run_cancel(struct run *r);
