@@ -1,5 +1,6 @@
-/* JSON request bodies: size first, then jansson. Nothing of a refused body is
- * logged or echoed. */
+/* JSON request bodies: size first, then jansson. libevent refuses a body over the
+ * limit while reading it (server.c); the size check stays so that this function
+ * holds on its own. Nothing of a refused body is logged or echoed. */
 #include "http_body.h"
 
 #include "http_error.h"

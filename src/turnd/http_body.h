@@ -6,7 +6,9 @@
 
 struct evhttp_request;
 
-#define HTTP_BODY_MAX (64u * 1024u) /* bytes: a user's text, a decision */
+/* Bytes: a user's text, a decision. It is libevent's limit too (server.c), so a
+ * longer body is refused while it is read, never buffered whole. */
+#define HTTP_BODY_MAX (64u * 1024u)
 
 /* The body as a JSON object (returns owned), or NULL after answering req with
  * 413 (too large), 400 bad_json (not JSON, not an object). */

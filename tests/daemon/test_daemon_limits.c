@@ -1,0 +1,424 @@
+/* turnd's limits over real HTTP: a body or headers over the limit, and requests
+ * libevent cannot parse, are refused with turnd's JSON error, never libevent's
+ * HTML page, and turnd answers the next request. Chunked bodies under the limit
+ * still reach the routes. */
+#include "harness.h"
+
+#include <jansson.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define MiB (1024u * 1024u)
+
+static void url(char *out, size_t cap, const struct turnd_proc *t, const char *path) {
+  snprintf(out, cap, "%s%s", t->base_url, path);
+}
+
+/* The error body every failure carries: {"error": {"code", "message"}}. */
+static void expect_error_body(const char *body, size_t len, const char *code) {
+  json_error_t e;
+  json_t *j = json_loadb(body, len, 0, &e);
+  if (j == NULL) fail_msg("body is not JSON: %.200s", body);
+  json_t *err = json_object_get(j, "error");
+  assert_non_null(err);
+  assert_string_equal(json_string_value(json_object_get(err, "code")), code);
+  assert_true(json_string_length(json_object_get(err, "message")) > 0);
+  json_decref(j);
+}
+
+static void expect_error(const struct http_answer *a, long status, const char *code) {
+  assert_int_equal(a->status, status);
+  assert_string_equal(a->content_type, "application/json");
+  expect_error_body(a->body, a->len, code);
+}
+
+/* turnd is up and answers on a new connection. */
+static void expect_alive(const struct turnd_proc *t) {
+  char u[256];
+  url(u, sizeof u, t, "/api/capabilities");
+  struct http_answer a;
+  assert_int_equal(http_do("GET", u, NULL, &a), 0);
+  assert_int_equal(a.status, 200);
+  assert_string_equal(a.content_type, "application/json");
+  http_answer_free(&a);
+}
+
+/* A body of n bytes: a JSON object when it fits, padded with a long string. */
+static char *padded_body(size_t n) {
+  char *b = malloc(n + 1);
+  assert_non_null(b);
+  static const char head[] = "{\"decision\": \"approved\", \"pad\": \"";
+  assert_true(n > sizeof head + 2);
+  memcpy(b, head, sizeof head - 1);
+  memset(b + sizeof head - 1, 'a', n - (sizeof head - 1) - 2);
+  memcpy(b + n - 2, "\"}", 3);
+  return b;
+}
+
+/* One raw answer, as turnd sent it: status, a header, and the body. */
+struct raw_answer {
+  int status;
+  char content_type[64];
+  const char *body;
+  size_t body_len;
+  const char *next; /* the answer after this one, or NULL */
+};
+
+static bool parse_raw(const char *p, size_t len, struct raw_answer *r) {
+  memset(r, 0, sizeof *r);
+  const char *end = p + len;
+  if (len < 12 || strncmp(p, "HTTP/1.1 ", 9) != 0) return false;
+  r->status = (int)strtol(p + 9, NULL, 10);
+  const char *blank = strstr(p, "\r\n\r\n");
+  if (blank == NULL) return false;
+  size_t content_length = 0;
+  for (const char *line = strstr(p, "\r\n") + 2; line < blank;
+       line = strstr(line, "\r\n") + 2) {
+    if (strncasecmp(line, "Content-Type: ", 14) == 0)
+      snprintf(r->content_type, sizeof r->content_type, "%.*s",
+               (int)(strstr(line, "\r\n") - line - 14), line + 14);
+    if (strncasecmp(line, "Content-Length: ", 16) == 0)
+      content_length = (size_t)strtoul(line + 16, NULL, 10);
+  }
+  r->body = blank + 4;
+  if (r->body + content_length > end) return false;
+  r->body_len = content_length;
+  r->next = r->body + content_length < end ? r->body + content_length : NULL;
+  return true;
+}
+
+/* Sends raw bytes; the one answer must be our JSON error with status and code. */
+static void expect_raw_error(const struct turnd_proc *t, const char *req, size_t len,
+                             int status, const char *code) {
+  char *out;
+  size_t out_len;
+  assert_int_equal(harness_exchange(t, req, len, &out, &out_len), 0);
+  struct raw_answer r;
+  if (!parse_raw(out, out_len, &r)) fail_msg("not one HTTP answer: %.300s", out);
+  assert_int_equal(r.status, status);
+  assert_string_equal(r.content_type, "application/json");
+  expect_error_body(r.body, r.body_len, code);
+  assert_null(r.next);
+  assert_null(strstr(out, "text/html"));
+  free(out);
+}
+
+/* Sends raw bytes and reads one whole answer, without waiting for the connection
+ * to close: libevent keeps a CONNECT connection open after any answer, as the
+ * tunnel it would become. */
+static void expect_one_raw_error(const struct turnd_proc *t, const char *req, int status,
+                                 const char *code) {
+  int fd = harness_connect(t, 0);
+  assert_true(fd >= 0);
+  struct timeval safety = {60, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &safety, sizeof safety);
+  assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+  char buf[4096];
+  size_t got = 0;
+  struct raw_answer r;
+  while (!parse_raw(buf, got, &r)) {
+    ssize_t n = read(fd, buf + got, sizeof buf - 1 - got);
+    if (n <= 0) fail_msg("no whole answer: %.*s", (int)got, buf);
+    got += (size_t)n;
+    buf[got] = '\0';
+  }
+  close(fd);
+  assert_int_equal(r.status, status);
+  assert_string_equal(r.content_type, "application/json");
+  expect_error_body(r.body, r.body_len, code);
+}
+
+/* ---------------------------------------------------------------- tests */
+
+/* A 2 MiB body with Content-Length, far past every limit: libevent refuses it
+ * from its headers, with its own HTML page until turnd answered such refusals
+ * itself. With Expect: 100-continue (libcurl's own for bodies over 1 MiB: it
+ * waits for 100 Continue a while, then sends) and without (as browsers do). */
+static void test_limits_body_with_content_length(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  char *body = padded_body(2 * MiB);
+  char u[256];
+  url(u, sizeof u, &t, "/api/turns");
+  static const char *const expect_100[] = {"Content-Type: application/json", NULL};
+  static const char *const no_expect[] = {"Content-Type: application/json",
+                                          "Expect:", NULL};
+  const char *const *variants[] = {expect_100, no_expect};
+  for (size_t i = 0; i < 2; i++) {
+    struct http_answer a;
+    assert_int_equal(http_do_body("POST", u, variants[i], body, 2 * MiB, 0, &a), 0);
+    expect_error(&a, 413, "body_too_large");
+    http_answer_free(&a);
+    expect_alive(&t);
+  }
+  free(body);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Just past the limit, and the limit itself, which is taken. */
+static void test_limits_body_at_the_limit(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  char u[256];
+  url(u, sizeof u, &t, "/api/approvals/t-0000000000000000.a1");
+  static const char *const hdr[] = {"Content-Type: application/json", NULL};
+  char *body = padded_body(64 * 1024 + 1);
+  struct http_answer a;
+  assert_int_equal(http_do_body("POST", u, hdr, body, 64 * 1024 + 1, 0, &a), 0);
+  expect_error(&a, 413, "body_too_large");
+  http_answer_free(&a);
+  free(body);
+  body = padded_body(64 * 1024); /* read and parsed: the request is unknown */
+  assert_int_equal(http_do_body("POST", u, hdr, body, 64 * 1024, 0, &a), 0);
+  expect_error(&a, 404, "unknown_request");
+  http_answer_free(&a);
+  free(body);
+  expect_alive(&t);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* A raw request: head, then a body of n bytes of 'a', chunked in pieces of
+ * chunk bytes when chunk > 0. Owned: free. */
+static char *raw_request(const char *head, size_t n, size_t chunk, size_t *len) {
+  size_t cap = strlen(head) + n + (n / (chunk > 0 ? chunk : n) + 2) * 16;
+  char *r = malloc(cap);
+  assert_non_null(r);
+  size_t used = (size_t)snprintf(r, cap, "%s", head);
+  for (size_t sent = 0; sent < n;) {
+    size_t k = chunk > 0 && n - sent > chunk ? chunk : n - sent;
+    if (chunk > 0) used += (size_t)snprintf(r + used, cap - used, "%zx\r\n", k);
+    memset(r + used, 'a', k);
+    used += k;
+    sent += k;
+    if (chunk > 0) used += (size_t)snprintf(r + used, cap - used, "\r\n");
+  }
+  if (chunk > 0) used += (size_t)snprintf(r + used, cap - used, "0\r\n\r\n");
+  *len = used;
+  return r;
+}
+
+/* The same 2 MiB from a client that sends it all before it reads: with a
+ * Content-Length, turnd reads it to the end, drops it and answers, and a client
+ * that does not read while it sends still gets the answer. */
+static void test_limits_body_sent_whole(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  size_t len;
+  char *req = raw_request("POST /api/turns HTTP/1.1\r\nHost: x\r\n"
+                          "Content-Length: 2097152\r\n\r\n",
+                          2 * MiB, 0, &len);
+  expect_raw_error(&t, req, len, 413, "body_too_large");
+  free(req);
+  expect_alive(&t);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* A chunked body has no length up front: libevent counts it chunk by chunk and
+ * refuses it at the chunk that passes the limit, without reading the rest: 2 MiB
+ * in 4 KiB chunks, and one chunk that says it is 2 MiB. (A client that keeps
+ * sending after that may see the connection reset before it reads the answer;
+ * this one reads whatever came.) */
+static void test_limits_large_chunked_body(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  static const char head[] = "POST /api/turns HTTP/1.1\r\nHost: x\r\n"
+                             "Content-Type: application/json\r\n"
+                             "Transfer-Encoding: chunked\r\n\r\n";
+  size_t len;
+  char *req = raw_request(head, 2 * MiB, 4096, &len);
+  expect_raw_error(&t, req, len, 413, "body_too_large");
+  free(req);
+  expect_alive(&t);
+  static const char one[] = "POST /api/turns HTTP/1.1\r\nHost: x\r\n"
+                            "Transfer-Encoding: chunked\r\n\r\n"
+                            "200000\r\n{\"text\": \"";
+  expect_raw_error(&t, one, sizeof one - 1, 413, "body_too_large");
+  expect_alive(&t);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Chunked bodies under the limit reach the routes whole: one of 60 KiB in 1 KiB
+ * chunks is read and parsed (an unknown request, not bad JSON), and a turn starts
+ * from a body sent a few bytes at a time. */
+static void test_limits_chunked_body_under_the_limit(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  static const char *const hdr[] = {"Content-Type: application/json",
+                                    "Transfer-Encoding: chunked", NULL};
+  char u[256];
+  url(u, sizeof u, &t, "/api/approvals/t-0000000000000000.a1");
+  char *body = padded_body(60 * 1024);
+  struct http_answer a;
+  assert_int_equal(http_do_body("POST", u, hdr, body, 60 * 1024, 1024, &a), 0);
+  expect_error(&a, 404, "unknown_request");
+  http_answer_free(&a);
+  free(body);
+  /* A turn of the demo model stops at its approval, so read just its head. */
+  int fd = harness_connect(&t, 0);
+  assert_true(fd >= 0);
+  static const char req[] = "POST /api/turns HTTP/1.1\r\nHost: x\r\n"
+                            "Transfer-Encoding: chunked\r\n\r\n"
+                            "5\r\n{\"tex\r\n4\r\nt\": \r\n5\r\n\"hi\"}\r\n0\r\n\r\n";
+  assert_int_equal(write(fd, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
+  char head[512] = "";
+  size_t got = 0;
+  while (got < sizeof head - 1 && strstr(head, "\"type\":\"turn\"") == NULL) {
+    ssize_t n = read(fd, head + got, sizeof head - 1 - got);
+    assert_true(n > 0);
+    got += (size_t)n;
+    head[got] = '\0';
+  }
+  close(fd);
+  assert_non_null(strstr(head, "HTTP/1.1 200 "));
+  assert_non_null(strstr(head, "application/x-ndjson"));
+  expect_alive(&t);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Headers over the 16 KiB limit: one long header, many short ones, a long request
+ * line. libevent gives 400 for each (it has no 431), which turnd sends as
+ * bad_request. */
+static void test_limits_oversize_headers(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  char u[256];
+  url(u, sizeof u, &t, "/api/capabilities");
+  char *big = malloc(20 * 1024 + 16);
+  assert_non_null(big);
+  memcpy(big, "X-Big: ", 7);
+  memset(big + 7, 'z', 20 * 1024);
+  big[7 + 20 * 1024] = '\0';
+  const char *one[] = {big, NULL};
+  struct http_answer a;
+  assert_int_equal(http_do_body("GET", u, one, NULL, 0, 0, &a), 0);
+  expect_error(&a, 400, "bad_request");
+  http_answer_free(&a);
+  free(big);
+  expect_alive(&t);
+
+  static char many_storage[1500][24]; /* about 25 KiB in all */
+  static const char *many[1501];
+  for (size_t i = 0; i < 1500; i++) {
+    snprintf(many_storage[i], sizeof many_storage[i], "X-H%04zu: vvvvvvvv", i);
+    many[i] = many_storage[i];
+  }
+  many[1500] = NULL;
+  assert_int_equal(http_do_body("GET", u, many, NULL, 0, 0, &a), 0);
+  expect_error(&a, 400, "bad_request");
+  http_answer_free(&a);
+  expect_alive(&t);
+
+  size_t line = 20 * 1024;
+  char *req = malloc(line + 64);
+  assert_non_null(req);
+  memcpy(req, "GET /", 5);
+  memset(req + 5, 'a', line);
+  static const char tail[] = " HTTP/1.1\r\nHost: x\r\n\r\n";
+  memcpy(req + 5 + line, tail, sizeof tail);
+  expect_raw_error(&t, req, strlen(req), 400, "bad_request");
+  free(req);
+  expect_alive(&t);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* What else libevent refuses before the routes: turnd's JSON for each. A method
+ * libevent has no name for reaches the route table (405 with Allow); CONNECT,
+ * which libevent cannot answer properly, is refused. */
+static void test_limits_requests_libevent_refuses(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  static const struct {
+    const char *req;
+    int status;
+    const char *code;
+  } cases[] = {
+      {"GARBAGE\r\n\r\n", 400, "bad_request"},
+      {"GET /api/capabilities HTTP/9.9\r\n\r\n", 400, "bad_request"},
+      {"GET /api/capabilities HTTP/1.1\r\nno colon here\r\n\r\n", 400, "bad_request"},
+      {"POST /api/turns HTTP/1.1\r\nContent-Length: ten\r\n\r\n", 400, "bad_request"},
+      {"POST /api/turns HTTP/1.1\r\nExpect: a-miracle\r\nContent-Length: 2\r\n\r\n{}",
+       400, "bad_request"},
+      /* libevent files a malformed chunk under 413 */
+      {"POST /api/turns HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 413,
+       "body_too_large"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    expect_raw_error(&t, cases[i].req, strlen(cases[i].req), cases[i].status,
+                     cases[i].code);
+    expect_alive(&t);
+  }
+  expect_one_raw_error(&t, "CONNECT /api/capabilities HTTP/1.1\r\n\r\n", 400,
+                       "bad_request");
+  static const char *const methods[] = {"FOO", "TRACE"};
+  char u[256];
+  url(u, sizeof u, &t, "/api/capabilities");
+  for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
+    struct http_answer a;
+    assert_int_equal(http_do(methods[i], u, NULL, &a), 0);
+    expect_error(&a, 405, "method_not_allowed");
+    assert_string_equal(a.allow, "GET");
+    http_answer_free(&a);
+  }
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* On a kept-alive connection the refusal comes after a good answer, as the
+ * second answer, still JSON; then turnd closes that connection and serves the
+ * next. */
+static void test_limits_refused_after_a_kept_alive_request(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  static const char req[] = "GET /api/capabilities HTTP/1.1\r\nHost: x\r\n\r\n"
+                            "POST /api/turns HTTP/1.1\r\nHost: x\r\n"
+                            "Transfer-Encoding: chunked\r\n\r\n200000\r\n";
+  char *out;
+  size_t out_len;
+  assert_int_equal(harness_exchange(&t, req, sizeof req - 1, &out, &out_len), 0);
+  struct raw_answer first, second;
+  if (!parse_raw(out, out_len, &first)) fail_msg("no first answer: %.300s", out);
+  assert_int_equal(first.status, 200);
+  assert_string_equal(first.content_type, "application/json");
+  assert_non_null(first.next);
+  assert_true(parse_raw(first.next, out_len - (size_t)(first.next - out), &second));
+  assert_int_equal(second.status, 413);
+  assert_string_equal(second.content_type, "application/json");
+  expect_error_body(second.body, second.body_len, "body_too_large");
+  assert_null(second.next);
+  free(out);
+  expect_alive(&t);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_limits_body_with_content_length),
+      cmocka_unit_test(test_limits_body_sent_whole),
+      cmocka_unit_test(test_limits_body_at_the_limit),
+      cmocka_unit_test(test_limits_large_chunked_body),
+      cmocka_unit_test(test_limits_chunked_body_under_the_limit),
+      cmocka_unit_test(test_limits_oversize_headers),
+      cmocka_unit_test(test_limits_requests_libevent_refuses),
+      cmocka_unit_test(test_limits_refused_after_a_kept_alive_request),
+  };
+  return cmocka_run_group_tests(tests, NULL, harness_kill_all);
+}
