@@ -22,9 +22,13 @@ struct client {
   uint64_t next_seq; /* first seq not yet shown */
   bool ended;
   int stop_reason;
-  bool bad_line;  /* a line that did not parse: stop */
-  bool color;     /* stdout is a terminal */
-  bool text_open; /* the last thing shown was reply text without a newline */
+  bool bad_line;   /* a line that did not parse: stop */
+  bool color;      /* stdout is a terminal */
+  bool text_open;  /* the last thing shown was reply text without a newline */
+  CURL *h;         /* the transfer under way */
+  long status;     /* its HTTP status, once known */
+  char error[512]; /* the body of a non-200 answer, cut */
+  size_t error_len;
 };
 
 static void end_text(struct client *c) {
@@ -94,6 +98,17 @@ static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
     return 1;
   }
   if (ev->seq < c->next_seq && ev->type != TURN_EV_TURN) return 0; /* already shown */
+  if (ev->seq >= c->next_seq) { /* not seen before: the order checker follows it */
+    turn_error oerr;
+    if (turn_order_step(c->order, ev, &oerr) != TURN_OK) {
+      char msg[200];
+      turn_error_format(&oerr, msg, sizeof msg);
+      end_text(c);
+      fprintf(stderr, "turn: the server sent an event out of order: %s\n", msg);
+      c->bad_line = true;
+      return 1;
+    }
+  }
   c->next_seq = ev->seq + 1;
   switch (ev->type) {
   case TURN_EV_TURN:
@@ -157,6 +172,15 @@ static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
 
 static size_t on_bytes(char *data, size_t size, size_t n, void *arg) {
   struct client *c = arg;
+  curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->status);
+  if (c->status != 200) {
+    size_t k = size * n;
+    if (k > sizeof c->error - 1 - c->error_len) k = sizeof c->error - 1 - c->error_len;
+    memcpy(c->error + c->error_len, data, k);
+    c->error_len += k;
+    c->error[c->error_len] = '\0';
+    return size * n;
+  }
   int rv = turn_reader_feed(c->reader, data, size * n, on_event, c);
   return rv == TURN_OK ? size * n : 0;
 }
@@ -174,12 +198,15 @@ static long stream(struct client *c, const char *url, const char *body) {
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
   }
-  curl_easy_perform(h);
+  c->h = h;
+  c->error_len = 0;
+  CURLcode rc = curl_easy_perform(h);
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   curl_slist_free_all(hdr);
   curl_easy_cleanup(h);
-  turn_reader_finish(c->reader, on_event, c);
+  c->h = NULL;
+  if (rc == CURLE_OK && status == 200) turn_reader_finish(c->reader, on_event, c);
   return status;
 }
 
@@ -281,12 +308,18 @@ int main(int argc, char **argv) {
   c.url = url;
   c.color = isatty(STDOUT_FILENO);
   c.reader = turn_reader_new(TURN_READER_DEFAULT_MAX_LINE, NULL);
+  c.order = turn_order_new(NULL);
+  if (c.reader == NULL || c.order == NULL) {
+    fprintf(stderr, "turn: out of memory\n");
+    return 1;
+  }
   char target[512];
   snprintf(target, sizeof target, "%s/api/turns", url);
   long status = stream(&c, target, body);
   if (status != 200) {
-    fprintf(stderr, "turn: turnd answered HTTP %ld at %s\n", status, target);
+    fprintf(stderr, "turn: turnd answered HTTP %ld at %s %s\n", status, target, c.error);
     turn_reader_free(c.reader);
+    turn_order_free(c.order);
     return 1;
   }
   /* The connection dropped before the end: the turn goes on; follow it again. */
@@ -296,9 +329,17 @@ int main(int argc, char **argv) {
     c.reader = turn_reader_new(TURN_READER_DEFAULT_MAX_LINE, NULL);
     snprintf(target, sizeof target, "%s/api/turns/%s?after=%llu", url, c.turn,
              (unsigned long long)(c.next_seq == 0 ? 0 : c.next_seq - 1));
-    if (stream(&c, target, NULL) != 200) sleep(1);
+    uint64_t before = c.next_seq;
+    long st = stream(&c, target, NULL);
+    if (c.next_seq > before)
+      tries = -1; /* it made progress: the count of tries starts again */
+    else if (st == 404)
+      break; /* the turn is gone: no use trying again */
+    else if (st != 200)
+      sleep(1);
   }
   turn_reader_free(c.reader);
+  turn_order_free(c.order);
   curl_global_cleanup();
   if (c.bad_line) return 1;
   if (!c.ended) {

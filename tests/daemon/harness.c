@@ -16,6 +16,10 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <stdint.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <time.h>
 
 static int exit_status(int wstatus) {
   if (WIFEXITED(wstatus)) return WEXITSTATUS(wstatus);
@@ -309,4 +313,378 @@ int harness_connect(const struct turnd_proc *t, int rcvbuf) {
     return -1;
   }
   return fd;
+}
+
+/* ------------------------------------------------ requests libcurl shapes */
+
+struct upload {
+  const char *data;
+  size_t len;
+  size_t off;
+  size_t chunk; /* 0: as much as libcurl takes */
+};
+
+static size_t on_upload(char *to, size_t size, size_t n, void *arg) {
+  struct upload *u = arg;
+  size_t k = u->len - u->off;
+  if (k > size * n) k = size * n;
+  if (u->chunk > 0 && k > u->chunk) k = u->chunk;
+  memcpy(to, u->data + u->off, k);
+  u->off += k;
+  return k;
+}
+
+int http_do_body(const char *method, const char *url, const char *const *headers,
+                 const char *body, size_t len, size_t chunk, struct http_answer *a) {
+  memset(a, 0, sizeof *a);
+  CURL *curl = curl_easy_init();
+  if (curl == NULL) return -1;
+  struct curl_slist *hdr = NULL;
+  bool chunked = false;
+  for (size_t i = 0; headers != NULL && headers[i] != NULL; i++) {
+    hdr = curl_slist_append(hdr, headers[i]);
+    chunked = chunked || strncasecmp(headers[i], "Transfer-Encoding: chunked", 26) == 0;
+  }
+  struct upload up = {body, len, 0, chunk};
+  curl_easy_setopt(curl, CURLOPT_URL, url);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, a);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, a);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
+  curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdr);
+  if (body != NULL) {
+    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(curl, CURLOPT_READFUNCTION, on_upload);
+    curl_easy_setopt(curl, CURLOPT_READDATA, &up);
+    if (!chunked) curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+  }
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method); /* after POST, which sets it */
+  CURLcode rc = curl_easy_perform(curl);
+  if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a->status);
+  curl_slist_free_all(hdr);
+  curl_easy_cleanup(curl);
+  if (a->body == NULL) {
+    a->body = calloc(1, 1);
+    if (a->body == NULL) return -1;
+  }
+  return rc == CURLE_OK ? 0 : -1;
+}
+
+/* Appends len bytes to a growing NUL-terminated buffer. */
+static int grow(char **buf, size_t *used, const char *data, size_t len) {
+  char *bigger = realloc(*buf, *used + len + 1);
+  if (bigger == NULL) return -1;
+  memcpy(bigger + *used, data, len);
+  *used += len;
+  bigger[*used] = '\0';
+  *buf = bigger;
+  return 0;
+}
+
+int harness_exchange(const struct turnd_proc *t, const char *req, size_t len, char **out,
+                     size_t *out_len) {
+  *out = NULL;
+  *out_len = 0;
+  int fd = harness_connect(t, 0);
+  if (fd < 0) return -1;
+  struct timeval safety = {60, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &safety, sizeof safety);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &safety, sizeof safety);
+  /* turnd may answer and close before it has read everything: then the rest
+   * cannot be sent, and its answer is still there to read. */
+  for (size_t off = 0; off < len;) {
+    ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    off += (size_t)n;
+  }
+  int rv = grow(out, out_len, "", 0);
+  char buf[4096];
+  ssize_t n;
+  while (rv == 0 && (n = recv(fd, buf, sizeof buf, 0)) > 0)
+    rv = grow(out, out_len, buf, (size_t)n);
+  close(fd);
+  return rv;
+}
+
+/* ------------------------------------------------------- the turn client */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int harness_cli(const char *const *args, const char *input, struct cli_run *r) {
+  memset(r, 0, sizeof *r);
+  r->status = -1;
+  int in[2], out[2], err[2];
+  if (pipe(in) != 0) return -1;
+  if (pipe(out) != 0 || pipe(err) != 0) return -1;
+  const char *argv[32] = {TURN_CLI_PATH};
+  size_t n = 1;
+  for (; args[n - 1] != NULL && n < 31; n++)
+    argv[n] = args[n - 1];
+  argv[n] = NULL;
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    dup2(in[0], STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    for (int i = 0; i < 2; i++)
+      close(in[i]), close(out[i]), close(err[i]);
+    execv(TURN_CLI_PATH, (char *const *)argv);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  /* The input is a few bytes: the pipe takes them whether or not it reads them. */
+  void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+  if (input != NULL && write(in[1], input, strlen(input)) < 0) {
+    /* it has exited already; its status says why */
+  }
+  close(in[1]);
+  signal(SIGPIPE, old);
+  int rv = grow(&r->out, &r->out_len, "", 0) | grow(&r->err, &r->err_len, "", 0);
+  struct pollfd pf[2] = {{.fd = out[0], .events = POLLIN},
+                         {.fd = err[0], .events = POLLIN}};
+  double deadline = now_s() + 60;
+  while (rv == 0 && (pf[0].fd >= 0 || pf[1].fd >= 0)) {
+    double left = deadline - now_s();
+    if (left <= 0 || poll(pf, 2, (int)(left * 1000) + 1) < 0) break;
+    for (int i = 0; i < 2; i++) {
+      if (pf[i].fd < 0 || pf[i].revents == 0) continue;
+      char buf[4096];
+      ssize_t got = read(pf[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        rv = i == 0 ? grow(&r->out, &r->out_len, buf, (size_t)got)
+                    : grow(&r->err, &r->err_len, buf, (size_t)got);
+      } else {
+        close(pf[i].fd);
+        pf[i].fd = -1;
+      }
+    }
+  }
+  for (int i = 0; i < 2; i++)
+    if (pf[i].fd >= 0) close(pf[i].fd);
+  if (now_s() >= deadline) kill(pid, SIGKILL); /* stuck: the safety net */
+  int wstatus;
+  if (waitpid(pid, &wstatus, 0) == pid) r->status = exit_status(wstatus);
+  return rv;
+}
+
+void cli_run_free(struct cli_run *r) {
+  free(r->out);
+  free(r->err);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---------------------------------------------------- a connection cutter */
+
+static pid_t proxies[8]; /* proxy processes not yet stopped */
+
+struct relay {
+  int c, s;         /* client side, turnd side; -1 once closed */
+  bool to_cut;      /* its answer stops after the marker */
+  char first[256];  /* the request's first line, while it comes */
+  size_t first_len; /* SIZE_MAX once logged */
+  char *seen;       /* to_cut: every byte from turnd so far, to find the cut */
+  size_t seen_len;
+  size_t cut_at;     /* stream offset to stop at; SIZE_MAX: not known yet */
+  size_t marker_end; /* where the marker ended; SIZE_MAX: not found yet */
+};
+
+static bool send_all(int fd, const char *p, size_t len) {
+  while (len > 0) {
+    ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    p += n;
+    len -= (size_t)n;
+  }
+  return true;
+}
+
+static size_t find(const char *hay, size_t len, size_t from, const char *needle) {
+  size_t nl = strlen(needle);
+  for (size_t i = from; i + nl <= len; i++)
+    if (memcmp(hay + i, needle, nl) == 0) return i;
+  return SIZE_MAX;
+}
+
+/* Bytes from the client: relayed; the first line goes to the log. */
+static bool from_client(struct relay *r, int log_fd) {
+  char buf[16384];
+  ssize_t n = recv(r->c, buf, sizeof buf, 0);
+  if (n <= 0) return false;
+  for (ssize_t i = 0; i < n && r->first_len != SIZE_MAX; i++) {
+    if (buf[i] == '\r' || buf[i] == '\n' || r->first_len == sizeof r->first - 1) {
+      r->first[r->first_len++] = '\n';
+      if (write(log_fd, r->first, r->first_len) < 0) return false;
+      r->first_len = SIZE_MAX;
+    } else {
+      r->first[r->first_len++] = buf[i];
+    }
+  }
+  return send_all(r->s, buf, (size_t)n);
+}
+
+/* Bytes from turnd: relayed, on a connection to cut only up to the cut. */
+static bool from_turnd(struct relay *r, const char *cut_after, int flags) {
+  char buf[16384];
+  ssize_t n = recv(r->s, buf, sizeof buf, 0);
+  if (n <= 0) return false;
+  if (!r->to_cut) return send_all(r->c, buf, (size_t)n);
+  size_t old = r->seen_len;
+  if (grow(&r->seen, &r->seen_len, buf, (size_t)n) != 0) return false;
+  size_t mlen = strlen(cut_after);
+  if (r->cut_at == SIZE_MAX && r->marker_end == SIZE_MAX) {
+    size_t at = find(r->seen, r->seen_len, old >= mlen ? old - mlen + 1 : 0, cut_after);
+    if (at != SIZE_MAX) {
+      r->marker_end = at + mlen;
+      if (!(flags & HARNESS_CUT_TO_EOL)) r->cut_at = r->marker_end;
+    }
+  }
+  if (r->cut_at == SIZE_MAX && r->marker_end != SIZE_MAX) {
+    size_t nl =
+        find(r->seen, r->seen_len, r->marker_end > old ? r->marker_end : old, "\n");
+    if (nl != SIZE_MAX) r->cut_at = nl + 1;
+  }
+  size_t end = r->cut_at < r->seen_len ? r->cut_at : r->seen_len;
+  if (end > old && !send_all(r->c, r->seen + old, end - old)) return false;
+  return r->seen_len < r->cut_at; /* at the cut: close both sides */
+}
+
+static int connect_to(unsigned port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* The proxy process: one poll loop over every relay, until it is killed. */
+static void proxy_run(int lfd, unsigned port, const char *cut_after, int flags,
+                      int log_fd) {
+  struct relay relays[16];
+  size_t n = 0, accepted = 0;
+  for (;;) {
+    struct pollfd pf[1 + 2 * 16];
+    pf[0] = (struct pollfd){.fd = lfd, .events = n < 16 ? POLLIN : 0};
+    for (size_t i = 0; i < n; i++) {
+      pf[1 + 2 * i] = (struct pollfd){.fd = relays[i].c, .events = POLLIN};
+      pf[2 + 2 * i] = (struct pollfd){.fd = relays[i].s, .events = POLLIN};
+    }
+    if (poll(pf, 1 + 2 * n, -1) < 0) _exit(1);
+    for (size_t i = 0; i < n; i++) {
+      struct relay *r = &relays[i];
+      bool ok = true;
+      if (pf[1 + 2 * i].revents != 0) ok = from_client(r, log_fd);
+      if (ok && pf[2 + 2 * i].revents != 0) ok = from_turnd(r, cut_after, flags);
+      if (!ok) {
+        close(r->c);
+        close(r->s);
+        free(r->seen);
+        r->c = -1;
+      }
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+      if (relays[i].c >= 0) relays[kept++] = relays[i];
+    n = kept;
+    if (pf[0].revents != 0) {
+      int c = accept(lfd, NULL, NULL);
+      int s = c >= 0 ? connect_to(port) : -1;
+      if (s < 0) {
+        if (c >= 0) close(c);
+        continue;
+      }
+      relays[n++] =
+          (struct relay){.c = c,
+                         .s = s,
+                         .to_cut = accepted++ == 0 || (flags & HARNESS_CUT_EVERY),
+                         .cut_at = SIZE_MAX,
+                         .marker_end = SIZE_MAX};
+    }
+  }
+}
+
+int harness_proxy_start(struct harness_proxy *p, const struct turnd_proc *t,
+                        const char *cut_after, int flags) {
+  memset(p, 0, sizeof *p);
+  snprintf(p->log_path, sizeof p->log_path, "/tmp/turnd-proxy-XXXXXX");
+  int log_fd = mkstemp(p->log_path);
+  if (log_fd < 0) return -1;
+  int lfd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET};
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  socklen_t sl = sizeof sa;
+  if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+      listen(lfd, 16) != 0 || getsockname(lfd, (struct sockaddr *)&sa, &sl) != 0) {
+    if (lfd >= 0) close(lfd);
+    close(log_fd);
+    return -1;
+  }
+  p->port = ntohs(sa.sin_port);
+  snprintf(p->base_url, sizeof p->base_url, "http://127.0.0.1:%u", p->port);
+  p->pid = fork();
+  if (p->pid < 0) return -1;
+  if (p->pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
+    proxy_run(lfd, t->port, cut_after, flags, log_fd);
+    _exit(0);
+  }
+  close(lfd);
+  close(log_fd);
+  for (size_t i = 0; i < sizeof proxies / sizeof proxies[0]; i++)
+    if (proxies[i] == 0) {
+      proxies[i] = p->pid;
+      break;
+    }
+  return 0;
+}
+
+void harness_proxy_stop(struct harness_proxy *p) {
+  if (p->pid > 0) {
+    kill(p->pid, SIGKILL);
+    waitpid(p->pid, NULL, 0);
+    for (size_t i = 0; i < sizeof proxies / sizeof proxies[0]; i++)
+      if (proxies[i] == p->pid) proxies[i] = 0;
+    p->pid = 0;
+  }
+  size_t len = 0;
+  free(p->requests);
+  p->requests = NULL;
+  grow(&p->requests, &len, "", 0);
+  FILE *f = fopen(p->log_path, "r");
+  if (f != NULL) {
+    char buf[4096];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
+      grow(&p->requests, &len, buf, got);
+    fclose(f);
+  }
+  remove(p->log_path);
+}
+
+void harness_proxy_free(struct harness_proxy *p) {
+  free(p->requests);
+  p->requests = NULL;
+}
+
+int harness_proxy_kill_all(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof proxies / sizeof proxies[0]; i++) {
+    if (proxies[i] == 0) continue;
+    kill(proxies[i], SIGKILL);
+    waitpid(proxies[i], NULL, 0);
+    proxies[i] = 0;
+  }
+  return 0;
 }

@@ -63,4 +63,62 @@ int harness_connect(const struct turnd_proc *t, int rcvbuf);
 int harness_write_file(const char *dir, const char *name, const char *text, char *out,
                        size_t cap);
 
+/* ------------------------------------------------ requests libcurl shapes */
+
+/* One request with extra header lines (NULL-terminated, may be NULL) and a body
+ * of len bytes (body NULL: none), read from memory as libcurl asks for it. With
+ * "Transfer-Encoding: chunked" among the headers the body goes in chunks of at
+ * most chunk bytes. Returns 0, or -1 if no HTTP answer came. */
+int http_do_body(const char *method, const char *url, const char *const *headers,
+                 const char *body, size_t len, size_t chunk, struct http_answer *a);
+
+/* Sends len bytes on a fresh connection to t and reads until turnd closes it. Gives
+ * up after 60 s (a safety net, not a test). *out gets what came (NUL-terminated,
+ * owned: free), its length in *out_len. Returns 0, or -1 on a socket error. */
+int harness_exchange(const struct turnd_proc *t, const char *req, size_t len, char **out,
+                     size_t *out_len);
+
+/* ------------------------------------------------------- the turn client */
+
+struct cli_run {
+  int status; /* exit status; 128 + signal if killed by one; -1 */
+  char *out;  /* its standard output, NUL-terminated, owned: cli_run_free */
+  size_t out_len;
+  char *err; /* its standard error, likewise */
+  size_t err_len;
+};
+
+/* Runs the turn client (TURN_CLI_PATH) with args (NULL-terminated) and input on
+ * its standard input, to its end; killed after 60 s (a safety net). Returns 0, or
+ * -1 if it could not be run. */
+int harness_cli(const char *const *args, const char *input, struct cli_run *r);
+void cli_run_free(struct cli_run *r);
+
+/* ---------------------------------------------------- a connection cutter */
+
+/* A TCP proxy on 127.0.0.1 in front of a turnd, in a child process. It relays
+ * every connection as it is, except that from turnd to the client it relays the
+ * first connection (with HARNESS_CUT_EVERY: each connection) up to the end of the
+ * first occurrence of cut_after (with HARNESS_CUT_TO_EOL: up to the end of the
+ * line that holds it) and then closes both sides, so the client sees its answer
+ * stop there. The first line of every request is logged, in order. */
+#define HARNESS_CUT_TO_EOL 1
+#define HARNESS_CUT_EVERY  2
+struct harness_proxy {
+  pid_t pid;
+  unsigned port;
+  char base_url[64]; /* http://127.0.0.1:PORT */
+  char log_path[64]; /* made by harness_proxy_start, removed by _stop */
+  char *requests;    /* after harness_proxy_stop: the log, owned */
+};
+
+int harness_proxy_start(struct harness_proxy *p, const struct turnd_proc *t,
+                        const char *cut_after, int flags);
+/* Stops the proxy and reads its log into p->requests. */
+void harness_proxy_stop(struct harness_proxy *p);
+void harness_proxy_free(struct harness_proxy *p);
+/* Kills every proxy not stopped; for a test group's teardown, with
+ * harness_kill_all. */
+int harness_proxy_kill_all(void **state);
+
 #endif
