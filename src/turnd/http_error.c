@@ -15,8 +15,22 @@ static const struct {
 #undef HTTP_ERROR_ROW
 };
 
+static json_t *body_of(enum http_error e) {
+  return json_pack("{s:{s:s,s:s}}", "error", "code", errors[e].code, "message",
+                   errors[e].message);
+}
+
 void http_error_send(struct evhttp_request *req, enum http_error e) {
-  json_t *body = json_pack("{s:{s:s,s:s}}", "error", "code", errors[e].code, "message",
-                           errors[e].message);
-  http_reply_json(req, errors[e].status, body);
+  http_reply_json(req, errors[e].status, body_of(e));
+}
+
+int http_error_status(enum http_error e) {
+  return errors[e].status;
+}
+
+char *http_error_body(enum http_error e) {
+  json_t *body = body_of(e);
+  char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
+  json_decref(body);
+  return text;
 }

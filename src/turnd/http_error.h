@@ -26,5 +26,9 @@ enum http_error {
 /* Answers req with the error's status and JSON body. The message is the table's:
  * nothing of the request is echoed back. */
 void http_error_send(struct evhttp_request *req, enum http_error e);
+/* The error's status, and its JSON body as compact text (returns owned: free();
+ * NULL when out of memory), for answers written without evhttp (server.c). */
+int http_error_status(enum http_error e);
+char *http_error_body(enum http_error e);
 
 #endif

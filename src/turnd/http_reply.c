@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *reason_of(int status) {
+const char *http_reason(int status) {
   switch (status) {
   case 200:
     return "OK";
@@ -55,7 +55,7 @@ void http_reply_json_text(struct evhttp_request *req, int status, const char *te
   struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
   evhttp_add_header(headers, "Content-Type", "application/json");
   evhttp_add_header(headers, "Cache-Control", "no-store");
-  evhttp_send_reply(req, status, reason_of(status), out);
+  evhttp_send_reply(req, status, http_reason(status), out);
   evbuffer_free(out);
 }
 

@@ -6,6 +6,8 @@
 
 struct evhttp_request;
 
+/* The reason phrase of an HTTP status turnd sends. */
+const char *http_reason(int status);
 /* Answers req with status and body as compact JSON (takes body; NULL answers 500). */
 void http_reply_json(struct evhttp_request *req, int status, json_t *body);
 /* Answers req with status and text[0..len), which is JSON already (borrows). */

@@ -6,6 +6,7 @@
 
 #include "http_body.h"
 #include "http_error.h"
+#include "http_reply.h"
 #include "routes.h"
 
 #include <event2/buffer.h>
@@ -13,7 +14,6 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/util.h>
-#include <jansson.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -74,38 +74,15 @@ static enum http_error error_of(int status) {
   return status >= 500 && status != 501 ? HTTP_E_INTERNAL : HTTP_E_BAD_REQUEST;
 }
 
-static const char *reason_of(int status) {
-  switch (status) {
-  case 400:
-    return "Bad Request";
-  case 413:
-    return "Payload Too Large";
-  default:
-    return "Internal Server Error";
-  }
-}
-
 /* Appends a whole answer for e to out: the table's status, code and message,
  * sent as http_error_send sends them, and Connection: close, since libevent
  * closes the connection after the page it meant to send (all but a CONNECT's,
  * which our length still ends). Returns 0 or -1 (out of memory). */
 static int add_error(struct evbuffer *out, enum http_error e) {
-  static const struct {
-    int status;
-    const char *code;
-    const char *message;
-  } errors[] = {
-#define ROW(name, status, code, msg) {status, code, msg},
-      HTTP_ERRORS(ROW)
-#undef ROW
-  };
-  json_t *body = json_pack("{s:{s:s,s:s}}", "error", "code", errors[e].code, "message",
-                           errors[e].message);
-  char *text = body != NULL ? json_dumps(body, JSON_COMPACT) : NULL;
-  json_decref(body);
+  char *text = http_error_body(e);
   if (text == NULL) return -1;
   size_t len = strlen(text);
-  int status = errors[e].status;
+  int status = http_error_status(e);
   char date[64] = ""; /* as libevent writes it, in the C locale turnd runs in */
   time_t now = time(NULL);
   struct tm tm;
@@ -118,7 +95,7 @@ static int add_error(struct evbuffer *out, enum http_error e) {
                                "%s"
                                "Connection: close\r\n"
                                "Content-Length: %zu\r\n\r\n",
-                               status, reason_of(status), date, len);
+                               status, http_reason(status), date, len);
   if (rv > 0) rv = evbuffer_add(out, text, len);
   free(text);
   return rv >= 0 ? 0 : -1;

@@ -30,6 +30,18 @@ static char *make_title(const char *text) {
   return t;
 }
 
+/* Lists s (takes it). Returns s, or NULL after freeing it when out of memory. */
+static struct session *add(struct turnd *d, struct session *s) {
+  if (idmap_put(&d->session_ids, s->id, s) != 0) {
+    free(s->title);
+    free(s);
+    return NULL;
+  }
+  s->next = d->sessions;
+  d->sessions = s;
+  return s;
+}
+
 struct session *session_create(struct turnd *d, const char *first_text) {
   struct session *s = calloc(1, sizeof *s);
   if (s == NULL) return NULL;
@@ -52,14 +64,7 @@ struct session *session_create(struct turnd *d, const char *first_text) {
     snprintf(s->id, sizeof s->id, "%s-%s", stamp, rnd);
   } while (session_find(d, s->id) != NULL);
   s->created_ms = s->updated_ms = now;
-  if (idmap_put(&d->session_ids, s->id, s) != 0) {
-    free(s->title);
-    free(s);
-    return NULL;
-  }
-  s->next = d->sessions;
-  d->sessions = s;
-  persist_session(d, s);
+  if ((s = add(d, s)) != NULL) persist_session(d, s);
   return s;
 }
 
@@ -75,14 +80,7 @@ struct session *session_add_loaded(struct turnd *d, const char *id, const char *
   s->created_ms = created_ms;
   s->updated_ms = updated_ms;
   s->message_count = message_count;
-  if (idmap_put(&d->session_ids, s->id, s) != 0) {
-    free(s->title);
-    free(s);
-    return NULL;
-  }
-  s->next = d->sessions;
-  d->sessions = s;
-  return s;
+  return add(d, s);
 }
 
 void session_free_all(struct turnd *d) {
