@@ -22,6 +22,7 @@ run: build
 	@echo "turnd: demo model and demo tools, data in ./data. In another terminal:"
 	@echo "  curl -N -X POST -d '{\"text\": \"hello\"}' http://127.0.0.1:8080/api/turns"
 	@echo "  curl -X POST -d '{\"decision\": \"approved\"}' http://127.0.0.1:8080/api/approvals/REQUEST"
+	@echo "  or: build/turn hello    build/turn sessions    build/turn history SESSION"
 	@./$(BUILD)/turnd --listen 127.0.0.1:8080 --data ./data
 
 # The codec on the spec's example turn: parse, check, encode back byte for byte.
