@@ -86,8 +86,7 @@ static bool parse_after(const char *query, uint64_t *next) {
 
 /* Whether the store knows the turn (one that left memory has ended). */
 static bool turn_stored(struct server *s, const char *turn) {
-  char session[64];
-  return store_turn_find(s->d->store, turn, session, sizeof session) == 1;
+  return store_turn_exists(s->d->store, turn) == 1;
 }
 
 /* GET /api/turns/<turn>?after=<seq>: from memory while the turn runs or has just

@@ -77,7 +77,7 @@ static const char *const stmt_sql[ST_COUNT] = {
                        " WHERE turn = ?1 AND first_seq >= coalesce((SELECT max(first_seq)"
                        " FROM events WHERE turn = ?1 AND first_seq <= ?2), 0)"
                        " ORDER BY first_seq",
-    [ST_TURN_FIND] = "SELECT session FROM turns WHERE id = ?1",
+    [ST_TURN_FIND] = "SELECT 1 FROM turns WHERE id = ?1",
     [ST_UNENDED] = "SELECT t.id, t.session, coalesce((SELECT max(first_seq + n)"
                    " FROM events WHERE turn = t.id), 0) FROM turns t WHERE t.ended = 0",
 };
@@ -464,24 +464,17 @@ int store_turn_events_each(struct store *st, const char *turn, uint64_t seq,
   return walk(st, st->stmt[ST_TURN_EVENTS], chunk_row, &w);
 }
 
-struct find_walk {
-  char *session;
-  size_t cap;
-  bool found;
-};
-
-static int find_row(sqlite3_stmt *s, void *arg) {
-  struct find_walk *w = arg;
-  snprintf(w->session, w->cap, "%s", col_text(s, 0));
-  w->found = true;
+static int found_row(sqlite3_stmt *s, void *arg) {
+  (void)s;
+  *(bool *)arg = true;
   return 0;
 }
 
-int store_turn_find(struct store *st, const char *turn, char *session, size_t cap) {
-  struct find_walk w = {session, cap, false};
+int store_turn_exists(struct store *st, const char *turn) {
+  bool found = false;
   bind_text(st->stmt[ST_TURN_FIND], 1, turn);
-  if (walk(st, st->stmt[ST_TURN_FIND], find_row, &w) != 0) return -1;
-  return w.found ? 1 : 0;
+  if (walk(st, st->stmt[ST_TURN_FIND], found_row, &found) != 0) return -1;
+  return found ? 1 : 0;
 }
 
 struct unended {

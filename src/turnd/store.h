@@ -64,9 +64,8 @@ int store_session_events_each(struct store *st, const char *session, store_chunk
 int store_turn_events_each(struct store *st, const char *turn, uint64_t seq,
                            store_chunk_cb *cb, void *ctx);
 
-/* Whether the turn is known; its session (into session[0..cap)). Returns 1, 0 when
- * unknown, -1 on a database error. */
-int store_turn_find(struct store *st, const char *turn, char *session, size_t cap);
+/* Whether the turn is known: 1, 0 when unknown, -1 on a database error. */
+int store_turn_exists(struct store *st, const char *turn);
 
 /* Turns that were running when turnd stopped without ending them (a crash, a
  * kill -9): for each, cb gets the turn, its session and the next seq; the caller
