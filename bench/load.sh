@@ -66,9 +66,9 @@ write_model "$tmp/stream.json" 19 '{"text": "word "}, {"delay_ms": 10}'
 # Memory: a delta every 100 ms for HOLD_DELTAS deltas.
 write_model "$tmp/slow.json" $((hold_deltas - 1)) '{"text": "word "}, {"delay_ms": 100}'
 
-# Pinning turnd and the generator to a core each (taskset) measured no gain on the
-# 2-core machine: bench-load uses under a fifth of a core at 1.5 M events/s, and
-# the kernel already keeps the two apart. It stays available for comparisons.
+# Pinning turnd and the generator to a core each (taskset) measured worse on the
+# 2-core machine: turnd's store writer thread then shares the loop's core. It
+# stays available for comparisons.
 pin_turnd=()
 pin_load=()
 if [[ ${LOAD_PIN:-0} == 1 ]] && command -v taskset >/dev/null && (($(nproc) >= 2)); then
@@ -77,7 +77,7 @@ if [[ ${LOAD_PIN:-0} == 1 ]] && command -v taskset >/dev/null && (($(nproc) >= 2
   echo "pinned: turnd on CPU 0, bench-load on CPU 1"
 else
   echo "not pinned (LOAD_PIN=1 pins turnd to CPU 0 and bench-load to CPU 1; it measured" \
-    "no gain here, as bench-load needs under a fifth of a core)"
+    "worse here, as turnd's store writer then shares the loop's core)"
 fi
 
 start_turnd() { # name model

@@ -28,9 +28,9 @@ struct turnd {
   struct idmap session_ids;  /* session id -> struct session */
   struct idmap run_ids;      /* run id -> struct run, for runs on the list above */
   struct store *store;       /* owned; written through persist.c only */
-  struct event *commit_ev;   /* owned: the end-of-iteration commit (persist.c) */
-  bool commit_armed;         /* commit_ev is active or timed */
-  uint64_t last_commit_ms;   /* when commit_ev last ran */
+  struct event *commit_ev;   /* owned: the end-of-iteration hand-over (persist.c) */
+  struct event *reap_ev;     /* owned: the store's writer committed (persist.c) */
+  bool commit_armed;         /* commit_ev is active */
   struct run *dirty;         /* runs with events not yet in the store */
   size_t ended_bytes;        /* log bytes of ended runs still in memory */
 };

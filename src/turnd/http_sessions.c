@@ -4,7 +4,6 @@
 #include "daemon.h"
 #include "http_error.h"
 #include "http_reply.h"
-#include "persist.h"
 #include "routes.h"
 #include "server.h"
 #include "session.h"
@@ -76,7 +75,9 @@ void route_session_get(struct server *s, struct evhttp_request *req,
     http_error_send(req, HTTP_E_UNKNOWN_SESSION);
     return;
   }
-  persist_pending(s->d); /* the events of this iteration too */
+  /* The blocks are what the store has committed: everything any reader has been
+   * shown, since readers see committed events only, with their messages (a
+   * message is queued before the events that follow it). */
   struct history *h = history_new();
   json_t *head = json_pack("{s:o}", "session", session_json(session));
   char *head_text = head != NULL ? json_dumps(head, JSON_COMPACT) : NULL;

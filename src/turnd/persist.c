@@ -13,19 +13,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Commits are at least this far apart: what a crash can take back is at most
- * this much of the newest writes (readers are served from memory meanwhile). */
-#define COMMIT_EVERY_MS 10
-
+/* The end-of-iteration step: what this iteration wrote goes to the writer. */
 static void on_commit(evutil_socket_t fd, short events, void *arg) {
   (void)fd;
   (void)events;
   struct turnd *d = arg;
   d->commit_armed = false;
-  run_free_closing(d); /* hands their last events over as they go */
   persist_pending(d);
   store_commit(d->store);
-  d->last_commit_ms = turnd_now_ms();
+  run_free_closing(d);
+}
+
+static void on_done(void *ctx, void *owner, uint64_t end_seq) {
+  (void)ctx;
+  if (owner != NULL) run_committed(owner, end_seq);
+}
+
+/* The writer committed: readers may now be shown those events. */
+static void on_reap(evutil_socket_t fd, short events, void *arg) {
+  (void)fd;
+  (void)events;
+  struct turnd *d = arg;
+  store_reap(d->store, on_done, d);
+  run_free_closing(d);
 }
 
 void persist_pending(struct turnd *d) {
@@ -33,22 +43,14 @@ void persist_pending(struct turnd *d) {
     persist_run_now(d->dirty);
 }
 
-/* The end-of-iteration step: also where released runs are freed (run.c). */
+/* The end-of-iteration step: also where released runs are freed (run.c). It is
+ * activated, not timed: it runs after the callbacks already due in this
+ * iteration, so their writes go to the writer together. The writer groups
+ * further: what is handed over while it commits waits for its next commit. */
 void persist_soon(struct turnd *d) {
   if (d->commit_armed) return;
   d->commit_armed = true;
-  uint64_t now = turnd_now_ms();
-  if (now >= d->last_commit_ms + COMMIT_EVERY_MS) {
-    /* Activated, not timed: it runs after the callbacks already due in this
-     * iteration, so their writes share its commit. */
-    event_active(d->commit_ev, 0, 0);
-    return;
-  }
-  /* A commit costs a write to the log whatever it holds: on a busy loop whose
-   * iterations are short, the writes of the next few share one. */
-  uint64_t wait_ms = d->last_commit_ms + COMMIT_EVERY_MS - now;
-  struct timeval tv = {0, (suseconds_t)(wait_ms * 1000)};
-  event_add(d->commit_ev, &tv);
+  event_active(d->commit_ev, 0, 0);
 }
 
 void persist_run_dirty(struct run *r) {
@@ -60,7 +62,7 @@ void persist_run_dirty(struct run *r) {
   persist_soon(r->d);
 }
 
-void persist_run_now(struct run *r) {
+static void hand_run(struct run *r, void *owner) {
   if (r->dirty) {
     struct run **p = &r->d->dirty;
     while (*p != r)
@@ -72,14 +74,22 @@ void persist_run_now(struct run *r) {
   /* Lines from stored on are in the log's window: it only drops stored lines. */
   size_t from = (r->stored == 0 ? 0 : r->line_end[r->stored - 1]) - r->log_base;
   size_t to = r->line_end[r->n_events - 1] - r->log_base;
-  if (store_events_add(r->d->store, r->id, r->stored, r->n_events - r->stored,
-                       turnd_now_ms(), (const char *)r->log.data + from,
-                       to - from) == 0) {
-    r->stored = r->n_events;
-    run_trim_log(r);
-  }
+  uint64_t first = r->stored;
+  r->stored = r->n_events;
+  if (store_events_add(r->d->store, r->id, first, r->n_events - first, turnd_now_ms(),
+                       (const char *)r->log.data + from, to - from, owner) != 0 &&
+      owner != NULL)
+    run_committed(r, r->n_events); /* out of memory: shown, though never stored */
   if (r->ended) store_turn_ended(r->d->store, r->id);
   persist_soon(r->d);
+}
+
+void persist_run_now(struct run *r) {
+  hand_run(r, r);
+}
+
+void persist_run_last(struct run *r) {
+  hand_run(r, NULL);
 }
 
 void persist_turn_started(struct run *r) {
@@ -141,7 +151,7 @@ static int end_unended(void *ctx, const char *turn, const char *session,
   }
   if (rc == 0)
     rc = store_events_add(d->store, turn, next_seq, n, turnd_now_ms(),
-                          (const char *)lines.data, lines.len);
+                          (const char *)lines.data, lines.len, NULL);
   if (rc == 0) rc = store_turn_ended(d->store, turn);
   turn_buf_fini(&lines);
   return rc;
@@ -155,16 +165,22 @@ int persist_start(struct turnd *d) {
     return -1;
   }
   d->commit_ev = event_new(d->base, -1, 0, on_commit, d);
-  if (d->commit_ev == NULL || store_sessions_each(d->store, load_session, d) != 0 ||
-      store_unended_each(d->store, end_unended, d) != 0 || store_commit(d->store) != 0) {
+  d->reap_ev = event_new(d->base, store_fd(d->store), EV_READ | EV_PERSIST, on_reap, d);
+  if (d->commit_ev == NULL || d->reap_ev == NULL || event_add(d->reap_ev, NULL) != 0 ||
+      store_sessions_each(d->store, load_session, d) != 0 ||
+      store_unended_each(d->store, end_unended, d) != 0) {
     fprintf(stderr, "turnd: cannot read the store in %s\n", d->opt->data_dir);
     return -1;
   }
+  store_sync(d->store); /* the interrupted turns are ended before anyone asks */
+  store_reap(d->store, NULL, NULL);
   return 0;
 }
 
 void persist_stop(struct turnd *d) {
   if (d->store != NULL) persist_pending(d);
+  if (d->reap_ev != NULL) event_free(d->reap_ev);
+  d->reap_ev = NULL;
   store_close(d->store);
   d->store = NULL;
   if (d->commit_ev != NULL) event_free(d->commit_ev);

@@ -1,9 +1,10 @@
 /* What turnd hands the store, and when: runs mark themselves dirty as they emit,
- * and one commit step at the end of the loop iteration (at most every 10 ms)
- * writes each dirty run's new events as one chunk and commits everything since
- * the last commit at once (the writes of messages and sessions join the same
- * transaction). At start-up it loads the sessions and ends the turns a crash
- * left running. */
+ * and one step at the end of the loop iteration queues each dirty run's new
+ * events as one chunk and hands everything queued since the last step (messages
+ * and sessions too) to the store's writer. When the writer has committed a
+ * chunk, its run is told (run_committed): only then do readers see those
+ * events, so what a reader saw survives a kill -9. At start-up it loads the
+ * sessions and ends the turns a crash left running. */
 #ifndef TURND_PERSIST_H
 #define TURND_PERSIST_H
 
@@ -19,15 +20,18 @@ int persist_start(struct turnd *d);
 /* Commits what is left and closes the store (after every run is freed). */
 void persist_stop(struct turnd *d);
 
-/* Asks for a commit at the end of this loop iteration, or 10 ms after the last. */
+/* Asks for the hand-over step at the end of this loop iteration. */
 void persist_soon(struct turnd *d);
 /* r has events the store has not got yet. */
 void persist_run_dirty(struct run *r);
-/* Hands every dirty run's events to the store now, before a read that must see
- * them; the commit stays at the end of the iteration. */
+/* Queues every dirty run's events now (the hand-over is at the end of the
+ * iteration). */
 void persist_pending(struct turnd *d);
-/* Hands r's events to the store now (r is about to be freed). */
+/* Queues r's events now; r is told when they are committed (r is leaving the
+ * daemon's list and must stay in memory until then). */
 void persist_run_now(struct run *r);
+/* Queues r's events now, and nobody is told (r is being freed: shutting down). */
+void persist_run_last(struct run *r);
 /* A new turn (before its first event is marked dirty). */
 void persist_turn_started(struct run *r);
 /* A message of r's conversation: it is numbered in r's session, which it

@@ -106,14 +106,16 @@ static void on_slice_written(struct evhttp_connection *conn, void *arg) {
 static void follower_flush(struct follower *f) {
   struct run *r = f->run;
   if (f->writing) return;
-  if (f->next_off == SIZE_MAX && r->n_events >= f->start_seq) {
+  if (f->next_off == SIZE_MAX && r->committed >= f->start_seq) {
     f->next_off = r->line_end[f->start_seq - 1]; /* start_seq > 0 here */
     f->next_seq = f->start_seq;
   }
-  if (f->next_off == SIZE_MAX) { /* the turn has not reached start_seq */
-    if (r->ended) follower_finish(f);
+  if (f->next_off == SIZE_MAX) { /* the reader has not reached start_seq */
+    if (r->ended && r->n_events < f->start_seq) follower_finish(f);
     return;
   }
+  /* Readers see committed lines only: what they saw, a crash cannot take back. */
+  size_t visible = r->committed == 0 ? 0 : r->line_end[r->committed - 1];
   struct evbuffer *buf = NULL;
   if (f->next_off < r->log_base) {
     /* Lines that left memory: from the store, up to the window. */
@@ -127,18 +129,25 @@ static void follower_flush(struct follower *f) {
     }
     f->next_seq = seq;
     f->next_off = r->line_end[seq - 1];
-  } else if (f->next_off < r->log_base + r->log.len) {
-    size_t len = r->log_base + r->log.len - f->next_off;
+  } else if (f->next_off < visible) {
+    size_t len = visible - f->next_off;
     if (len > READER_SLICE) len = READER_SLICE;
     buf = evbuffer_new();
     if (buf == NULL ||
         evbuffer_add(buf, r->log.data + (f->next_off - r->log_base), len) != 0) {
       if (buf != NULL) evbuffer_free(buf);
-      return; /* out of memory: the next event or slice tries again */
+      return; /* out of memory: the next commit or slice tries again */
     }
     f->next_off += len;
   } else {
-    if (r->ended) follower_finish(f);
+    if (r->ended && r->committed == r->n_events) follower_finish(f);
+    return;
+  }
+  if (r->ended && r->committed == r->n_events && f->next_off == visible) {
+    /* The last slice: the answer's end goes with it, in the same write. */
+    evhttp_send_reply_chunk(f->req, buf);
+    evbuffer_free(buf);
+    follower_finish(f);
     return;
   }
   f->writing = true;
@@ -175,7 +184,7 @@ static void arm(struct run *r, uint64_t ms) {
 static void run_free(struct run *r) {
   while (r->followers != NULL)
     follower_finish(r->followers);
-  persist_run_now(r);
+  persist_run_last(r);
   if (r->ended) r->d->ended_bytes -= r->log.len;
   if (r->session->running == r) r->session->running = NULL;
   agent_fini(&r->agent);
@@ -186,12 +195,18 @@ static void run_free(struct run *r) {
   free(r);
 }
 
-/* Ended and kept for --retain seconds: then it goes, unless someone still reads.
- * It leaves the daemon's list at once (no route finds it any more) and is freed
- * at the end of the loop iteration, never inside its own timer's callback. */
+/* Ended and kept for --retain seconds: then it goes, unless someone still reads
+ * or the store has yet to commit its last lines (then it goes once it has). It
+ * leaves the daemon's list at once (no route finds it any more: they read the
+ * store) and is freed at the end of the loop iteration, never inside its own
+ * timer's callback. */
 static void run_release(struct run *r) {
   if (r->followers != NULL) {
     arm(r, 1000);
+    return;
+  }
+  if (r->committed < r->n_events) {
+    r->release_due = true; /* run_committed comes back here */
     return;
   }
   struct turnd *d = r->d;
@@ -210,7 +225,6 @@ static void run_release(struct run *r) {
     for (struct run *e = d->ended_first; e != NULL; e = e->ended_next)
       d->ended_last = e;
   idmap_del(&r->d->run_ids, r->id);
-  persist_run_now(r); /* from now on readers find it in the store only */
   r->next = r->d->closing;
   r->d->closing = r;
   persist_soon(r->d);
@@ -234,16 +248,36 @@ static void on_timer(evutil_socket_t fd, short events, void *arg) {
     run_pump(r);
 }
 
-void run_trim_log(struct run *r) {
-  if (r->stored <= r->log_base_seq) return;
-  /* The window may start at the first line not yet in the store, and no later
+static void trim_log(struct run *r);
+
+void run_committed(struct run *r, uint64_t end_seq) {
+  if (end_seq <= r->committed) return;
+  r->committed = end_seq;
+  struct follower *f = r->followers;
+  while (f != NULL) {
+    struct follower *next = f->next; /* flush may free f */
+    follower_flush(f);
+    f = next;
+  }
+  trim_log(r);
+  if (r->release_due && r->committed == r->n_events) {
+    r->release_due = false;
+    arm(r, 0); /* released from its timer, as ever */
+  }
+}
+
+/* Drops from memory the lines that are committed and that every reader has been
+ * handed. */
+static void trim_log(struct run *r) {
+  if (r->committed <= r->log_base_seq) return;
+  /* The window may start at the first line not yet committed, and no later
    * than the first byte some reader has yet to be handed. */
-  size_t cut = r->line_end[r->stored - 1];
+  size_t cut = r->line_end[r->committed - 1];
   for (struct follower *f = r->followers; f != NULL; f = f->next)
     if (f->next_off != SIZE_MAX && f->next_off >= r->log_base && f->next_off < cut)
       cut = f->next_off;
   /* ... on a line boundary: the last line end at or before cut. */
-  uint64_t lo = r->log_base_seq, hi = r->stored; /* the line count is in [lo, hi] */
+  uint64_t lo = r->log_base_seq, hi = r->committed; /* the line count is in [lo, hi] */
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo + 1) / 2; /* a seq count: lines before it */
     if (r->line_end[mid - 1] <= cut)
@@ -337,27 +371,22 @@ static void run_append(struct run *r, turn_event *ev) {
     run_give_up(r);
     return;
   }
-  persist_run_dirty(r);
+  persist_run_dirty(r); /* its readers get it once it is committed */
   if (ev->type == TURN_EV_END) {
     mark_ended(r);
     if (r->session->running == r) r->session->running = NULL;
     r->session->updated_ms = turnd_now_ms();
     persist_session(r->d, r->session);
   }
-  struct follower *f = r->followers;
-  while (f != NULL) {
-    struct follower *next = f->next; /* flush may free f */
-    follower_flush(f);
-    f = next;
-  }
 }
 
-/* Ended runs past RETAIN_BYTES go, oldest first, except those still being read
- * and keep (the one just ended): their events are in the store already. */
+/* Ended runs past RETAIN_BYTES go, oldest first, except those still being read,
+ * those whose last lines are not committed yet and keep (the one just ended). */
 static void run_trim(struct turnd *d, struct run *keep_run) {
   while (d->ended_bytes > RETAIN_BYTES) {
     struct run *oldest = d->ended_first;
-    while (oldest != NULL && (oldest->followers != NULL || oldest == keep_run))
+    while (oldest != NULL && (oldest->followers != NULL ||
+                              oldest->committed < oldest->n_events || oldest == keep_run))
       oldest = oldest->ended_next;
     if (oldest == NULL) return;
     run_release(oldest);
@@ -398,12 +427,16 @@ static void run_pump(struct run *r) {
 struct run *run_start(struct turnd *d, struct session *s, const char *text) {
   struct run *r = calloc(1, sizeof *r);
   if (r == NULL) return NULL;
-  char hex[17];
-  if (turnd_random_hex(hex, 8) != 0) {
+  /* The time first: the store's tables are keyed by turn id, and ids that grow
+   * with time make its inserts land on the same few pages instead of all over
+   * the tree (a commit writes every page it touched). The random part keeps
+   * turns of the same millisecond apart. */
+  char hex[11];
+  if (turnd_random_hex(hex, 5) != 0) {
     free(r);
     return NULL;
   }
-  snprintf(r->id, sizeof r->id, "t-%s", hex);
+  snprintf(r->id, sizeof r->id, "t-%012llx%s", (unsigned long long)turnd_now_ms(), hex);
   r->d = d;
   r->session = s;
   bool busy = s->running != NULL;

@@ -18,7 +18,7 @@ struct follower;
 struct run {
   struct turnd *d;         /* the daemon, which lists us */
   struct session *session; /* borrowed; sessions outlive runs */
-  char id[40];             /* "t-" + 16 hex digits */
+  char id[40];             /* "t-" + 12 hex digits of Unix ms + 10 random ones */
   struct agent agent;      /* the turn's core */
   turn_order *order;       /* every event goes through it before it is kept */
   turn_buf log;            /* the lines from log_base_seq on, each with its "\n" */
@@ -33,6 +33,8 @@ struct run {
   struct event *timer;        /* owned: the agent's waits, then the retain timer */
   struct follower *followers; /* readers streaming this run */
   uint64_t stored;            /* events handed to the store: seq < stored */
+  uint64_t committed;         /* events the store committed, which readers see */
+  bool release_due;           /* retained long enough; waits for the commit */
   bool dirty;                 /* stored < n_events, and we are on d->dirty */
   struct run *next_dirty;     /* in d->dirty */
   struct run *next, *prev;    /* in the daemon's list (next: also in closing) */
@@ -53,9 +55,9 @@ struct run *run_of_request(struct turnd *d, const char *request);
  * answer's status line is sent here. Returns 0 or -1 (req already answered). */
 int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq);
 
-/* Drops from memory the lines that are in the store and that every reader has
- * been handed (persist.c, after handing lines to the store). */
-void run_trim_log(struct run *r);
+/* The store committed r's events before end_seq (persist.c): readers are handed
+ * them, and lines every reader has got leave memory. */
+void run_committed(struct run *r, uint64_t end_seq);
 
 /* The owner asked to stop. Changes nothing once the run has ended. */
 void run_cancel(struct run *r);

@@ -1,12 +1,14 @@
-/* The store on SQLite (see store.h). One connection; a lock file keeps a second
- * turnd away from the same data folder (the database itself stays readable, so
- * the sqlite3 shell can inspect or back it up while turnd runs). Statements are
- * prepared once; writes join the transaction that store_commit() ends. */
+/* The store on SQLite (see store.h). The loop's connection sets up the schema
+ * and then only reads; writes are queued and carried out by the writer
+ * (store_write.c). A lock file keeps a second turnd away from the same data
+ * folder (the database itself stays readable, so the sqlite3 shell can inspect
+ * or back it up while turnd runs). Statements are prepared once. */
 #include "store.h"
+
+#include "store_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <sys/file.h>
@@ -39,11 +41,6 @@ static const char *const migrations[] = {
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
 enum stmt_id {
-  ST_SESSION_PUT,
-  ST_MESSAGE_ADD,
-  ST_TURN_ADD,
-  ST_EVENTS_ADD,
-  ST_TURN_ENDED,
   ST_SESSIONS,
   ST_MESSAGES,
   ST_SESSION_EVENTS,
@@ -53,17 +50,8 @@ enum stmt_id {
   ST_COUNT
 };
 
+/* The reads, on the loop's connection (the writes are in store_write.c). */
 static const char *const stmt_sql[ST_COUNT] = {
-    [ST_SESSION_PUT] = "INSERT INTO sessions (id, title, channel, created_ms, updated_ms,"
-                       " message_count) VALUES (?1, ?2, 'web', ?3, ?4, ?5)"
-                       " ON CONFLICT (id) DO UPDATE SET title = ?2, updated_ms = ?4,"
-                       " message_count = ?5",
-    [ST_MESSAGE_ADD] = "INSERT INTO messages (session, n, turn, at_ms, body)"
-                       " VALUES (?1, ?2, ?3, ?4, ?5)",
-    [ST_TURN_ADD] = "INSERT INTO turns (id, session, started_ms) VALUES (?1, ?2, ?3)",
-    [ST_EVENTS_ADD] = "INSERT INTO events (turn, first_seq, n, at_ms, lines)"
-                      " VALUES (?1, ?2, ?3, ?4, ?5)",
-    [ST_TURN_ENDED] = "UPDATE turns SET ended = 1 WHERE id = ?1",
     [ST_SESSIONS] =
         "SELECT id, title, created_ms, updated_ms, message_count FROM sessions",
     [ST_MESSAGES] = "SELECT n, turn, at_ms, body FROM messages WHERE session = ?1"
@@ -82,30 +70,14 @@ static const char *const stmt_sql[ST_COUNT] = {
                    " FROM events WHERE turn = t.id), 0) FROM turns t WHERE t.ended = 0",
 };
 
-/* WAL pages after which the checkpointer copies the log back into the database. */
-#define CHECKPOINT_PAGES 2000
-
-/* Checkpoints run on a thread of their own, with a connection of their own: a
- * checkpoint syncs the database file, which must not stall the event loop. The
- * loop's connection never checkpoints; after a commit that leaves the log past
- * CHECKPOINT_PAGES it wakes the thread. */
-struct checkpointer {
-  pthread_t thread;
-  pthread_mutex_t lock;
-  pthread_cond_t wake;
-  sqlite3 *db;  /* the thread's own connection */
-  bool due;     /* a checkpoint is asked for */
-  bool stop;    /* the store is closing */
-  bool started; /* thread runs; lock and wake are set up */
-};
-
 struct store {
-  struct checkpointer cp;
   int lock_fd; /* DIR/turnd.lock, flock'ed while we run; the kernel drops the lock
                   when the process dies, however it dies */
-  sqlite3 *db;
+  sqlite3 *db; /* the loop's connection: the schema at start-up, then reads */
   sqlite3_stmt *stmt[ST_COUNT];
-  bool in_tx; /* a transaction is open: store_commit() ends it */
+  struct writer writer;
+  bool writer_started;
+  struct write_list open; /* queued since the last store_commit() */
 };
 
 static void say(struct store *st, const char *what) {
@@ -157,69 +129,6 @@ fail:
   return -1;
 }
 
-static void *checkpoint_main(void *arg) {
-  struct checkpointer *cp = arg;
-  pthread_mutex_lock(&cp->lock);
-  for (;;) {
-    while (!cp->due && !cp->stop)
-      pthread_cond_wait(&cp->wake, &cp->lock);
-    if (cp->stop) break;
-    cp->due = false;
-    pthread_mutex_unlock(&cp->lock);
-    /* PASSIVE: copies what no reader needs and never waits for the writer. */
-    sqlite3_wal_checkpoint_v2(cp->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-    pthread_mutex_lock(&cp->lock);
-  }
-  pthread_mutex_unlock(&cp->lock);
-  return NULL;
-}
-
-/* sqlite3_wal_hook: runs on the loop's thread after each commit. */
-static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages) {
-  (void)db;
-  (void)name;
-  struct checkpointer *cp = arg;
-  if (pages < CHECKPOINT_PAGES) return SQLITE_OK;
-  pthread_mutex_lock(&cp->lock);
-  cp->due = true;
-  pthread_cond_signal(&cp->wake);
-  pthread_mutex_unlock(&cp->lock);
-  return SQLITE_OK;
-}
-
-static int checkpointer_start(struct checkpointer *cp, const char *path) {
-  if (sqlite3_open_v2(path, &cp->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-      SQLITE_OK)
-    return -1;
-  if (pthread_mutex_init(&cp->lock, NULL) != 0) return -1;
-  if (pthread_cond_init(&cp->wake, NULL) != 0) {
-    pthread_mutex_destroy(&cp->lock);
-    return -1;
-  }
-  if (pthread_create(&cp->thread, NULL, checkpoint_main, cp) != 0) {
-    pthread_cond_destroy(&cp->wake);
-    pthread_mutex_destroy(&cp->lock);
-    return -1;
-  }
-  cp->started = true;
-  return 0;
-}
-
-static void checkpointer_stop(struct checkpointer *cp) {
-  if (cp->started) {
-    pthread_mutex_lock(&cp->lock);
-    cp->stop = true;
-    pthread_cond_signal(&cp->wake);
-    pthread_mutex_unlock(&cp->lock);
-    pthread_join(cp->thread, NULL);
-    pthread_cond_destroy(&cp->wake);
-    pthread_mutex_destroy(&cp->lock);
-    cp->started = false;
-  }
-  sqlite3_close(cp->db);
-  cp->db = NULL;
-}
-
 struct store *store_open(const char *dir, char *err, size_t cap) {
   struct store *st = calloc(1, sizeof *st);
   if (st == NULL) {
@@ -245,10 +154,8 @@ struct store *store_open(const char *dir, char *err, size_t cap) {
     store_close(st);
     return NULL;
   }
-  /* synchronous=NORMAL in WAL mode loses nothing committed when the process
-   * dies; only a power cut can take the last commits back. */
-  if (exec(st, "PRAGMA journal_mode = WAL") != 0 ||
-      exec(st, "PRAGMA synchronous = NORMAL") != 0) {
+  /* WAL: readers never wait for the writer, nor it for them. */
+  if (exec(st, "PRAGMA journal_mode = WAL") != 0) {
     snprintf(err, cap, "cannot set up %s: %s", path, sqlite3_errmsg(st->db));
     store_close(st);
     return NULL;
@@ -264,20 +171,22 @@ struct store *store_open(const char *dir, char *err, size_t cap) {
       store_close(st);
       return NULL;
     }
-  if (exec(st, "PRAGMA wal_autocheckpoint = 0") != 0 ||
-      checkpointer_start(&st->cp, path) != 0) {
-    snprintf(err, cap, "cannot start the checkpointer for %s", path);
+  /* This connection only reads from now on, so it never checkpoints. */
+  st->writer_started = true; /* writer_stop is safe on a half-started writer */
+  if (writer_start(&st->writer, path, err, cap) != 0) {
     store_close(st);
     return NULL;
   }
-  sqlite3_wal_hook(st->db, on_wal_commit, &st->cp);
   return st;
 }
 
 void store_close(struct store *st) {
   if (st == NULL) return;
-  if (st->db != NULL) store_commit(st);
-  checkpointer_stop(&st->cp);
+  if (st->writer_started) {
+    store_commit(st);
+    writer_stop(&st->writer); /* carries out what it was handed first */
+  }
+  write_list_free(&st->open);
   for (int i = 0; i < ST_COUNT; i++)
     sqlite3_finalize(st->stmt[i]);
   sqlite3_close(st->db);
@@ -285,35 +194,100 @@ void store_close(struct store *st) {
   free(st);
 }
 
-int store_commit(struct store *st) {
-  if (!st->in_tx) return 0;
-  st->in_tx = false;
-  if (exec(st, "COMMIT") == 0) return 0;
-  say(st, "commit");
-  exec(st, "ROLLBACK");
-  return -1;
-}
+/* ------------------------------------------------------------------ writes */
 
-/* Starts the iteration's transaction at its first write. */
-static sqlite3_stmt *writer(struct store *st, enum stmt_id id) {
-  if (!st->in_tx) {
-    if (exec(st, "BEGIN") != 0) {
-      say(st, "begin");
-      return NULL;
-    }
-    st->in_tx = true;
+/* Queues a write of kind with up to three strings (NULL: none) and a blob, all
+ * copied. Returns 0, or -1 when out of memory (said on stderr). */
+static int queue(struct store *st, enum write_kind kind, const char *s0, const char *s1,
+                 const char *s2, uint64_t n0, uint64_t n1, uint64_t n2, const void *blob,
+                 size_t blob_len, void *owner) {
+  const char *s[3] = {s0, s1, s2};
+  size_t len[3], total = blob_len;
+  for (int i = 0; i < 3; i++) {
+    len[i] = s[i] != NULL ? strlen(s[i]) + 1 : 0;
+    total += len[i];
   }
-  return st->stmt[id];
+  struct write *wr = malloc(sizeof *wr + total);
+  if (wr == NULL) {
+    fprintf(stderr, "turnd: store: out of memory; a write is lost\n");
+    return -1;
+  }
+  memset(wr, 0, sizeof *wr);
+  wr->kind = kind;
+  wr->owner = owner;
+  wr->num[0] = n0;
+  wr->num[1] = n1;
+  wr->num[2] = n2;
+  char *p = wr->text;
+  for (int i = 0; i < 3; i++) {
+    if (s[i] == NULL) continue;
+    memcpy(p, s[i], len[i]);
+    wr->s[i] = p;
+    p += len[i];
+  }
+  if (blob != NULL) {
+    memcpy(p, blob, blob_len);
+    wr->blob = p;
+    wr->blob_len = blob_len;
+  }
+  if (st->open.first == NULL)
+    st->open.first = wr;
+  else
+    st->open.last->next = wr;
+  st->open.last = wr;
+  return 0;
 }
 
-static int run_write(struct store *st, sqlite3_stmt *s, const char *what) {
-  int rc = sqlite3_step(s);
-  sqlite3_reset(s);
-  sqlite3_clear_bindings(s);
-  if (rc == SQLITE_DONE) return 0;
-  say(st, what);
-  return -1;
+int store_commit(struct store *st) {
+  writer_hand(&st->writer, &st->open);
+  return 0;
 }
+
+int store_fd(const struct store *st) {
+  return st->writer.done_fd;
+}
+
+void store_reap(struct store *st, store_done_cb *cb, void *ctx) {
+  struct write_list done;
+  writer_take_done(&st->writer, &done);
+  for (struct write *wr = done.first; wr != NULL; wr = wr->next)
+    if (wr->kind == WRITE_EVENTS_ADD && cb != NULL)
+      cb(ctx, wr->owner, wr->num[0] + wr->num[1]);
+  write_list_free(&done);
+}
+
+void store_sync(struct store *st) {
+  store_commit(st);
+  writer_wait(&st->writer);
+}
+
+int store_session_put(struct store *st, const char *id, const char *title,
+                      uint64_t created_ms, uint64_t updated_ms, uint64_t message_count) {
+  return queue(st, WRITE_SESSION_PUT, id, title, NULL, created_ms, updated_ms,
+               message_count, NULL, 0, NULL);
+}
+
+int store_message_add(struct store *st, const char *session, uint64_t n, const char *turn,
+                      uint64_t at_ms, const char *json) {
+  return queue(st, WRITE_MESSAGE_ADD, session, turn, json, n, at_ms, 0, NULL, 0, NULL);
+}
+
+int store_turn_add(struct store *st, const char *turn, const char *session,
+                   uint64_t started_ms) {
+  return queue(st, WRITE_TURN_ADD, turn, session, NULL, started_ms, 0, 0, NULL, 0, NULL);
+}
+
+int store_events_add(struct store *st, const char *turn, uint64_t first_seq, uint64_t n,
+                     uint64_t at_ms, const char *lines, size_t len, void *owner) {
+  return queue(st, WRITE_EVENTS_ADD, turn, NULL, NULL, first_seq, n, at_ms, lines, len,
+               owner);
+}
+
+int store_turn_ended(struct store *st, const char *turn) {
+  return queue(st, WRITE_TURN_ENDED, turn, NULL, NULL, 0, 0, 0, NULL, 0, NULL);
+}
+
+/* ------------------------------------------------------------------- reads */
 
 static void bind_text(sqlite3_stmt *s, int i, const char *text) {
   sqlite3_bind_text(s, i, text, -1, SQLITE_STATIC);
@@ -322,61 +296,6 @@ static void bind_text(sqlite3_stmt *s, int i, const char *text) {
 static void bind_u64(sqlite3_stmt *s, int i, uint64_t v) {
   sqlite3_bind_int64(s, i, (sqlite3_int64)v);
 }
-
-int store_session_put(struct store *st, const char *id, const char *title,
-                      uint64_t created_ms, uint64_t updated_ms, uint64_t message_count) {
-  sqlite3_stmt *s = writer(st, ST_SESSION_PUT);
-  if (s == NULL) return -1;
-  bind_text(s, 1, id);
-  bind_text(s, 2, title);
-  bind_u64(s, 3, created_ms);
-  bind_u64(s, 4, updated_ms);
-  bind_u64(s, 5, message_count);
-  return run_write(st, s, "session");
-}
-
-int store_message_add(struct store *st, const char *session, uint64_t n, const char *turn,
-                      uint64_t at_ms, const char *json) {
-  sqlite3_stmt *s = writer(st, ST_MESSAGE_ADD);
-  if (s == NULL) return -1;
-  bind_text(s, 1, session);
-  bind_u64(s, 2, n);
-  bind_text(s, 3, turn);
-  bind_u64(s, 4, at_ms);
-  bind_text(s, 5, json);
-  return run_write(st, s, "message");
-}
-
-int store_turn_add(struct store *st, const char *turn, const char *session,
-                   uint64_t started_ms) {
-  sqlite3_stmt *s = writer(st, ST_TURN_ADD);
-  if (s == NULL) return -1;
-  bind_text(s, 1, turn);
-  bind_text(s, 2, session);
-  bind_u64(s, 3, started_ms);
-  return run_write(st, s, "turn");
-}
-
-int store_events_add(struct store *st, const char *turn, uint64_t first_seq, uint64_t n,
-                     uint64_t at_ms, const char *lines, size_t len) {
-  sqlite3_stmt *s = writer(st, ST_EVENTS_ADD);
-  if (s == NULL) return -1;
-  bind_text(s, 1, turn);
-  bind_u64(s, 2, first_seq);
-  bind_u64(s, 3, n);
-  bind_u64(s, 4, at_ms);
-  sqlite3_bind_blob64(s, 5, lines, len, SQLITE_STATIC);
-  return run_write(st, s, "events");
-}
-
-int store_turn_ended(struct store *st, const char *turn) {
-  sqlite3_stmt *s = writer(st, ST_TURN_ENDED);
-  if (s == NULL) return -1;
-  bind_text(s, 1, turn);
-  return run_write(st, s, "turn end");
-}
-
-/* ------------------------------------------------------------------- reads */
 
 static uint64_t col_u64(sqlite3_stmt *s, int i) {
   return (uint64_t)sqlite3_column_int64(s, i);

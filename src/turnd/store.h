@@ -1,8 +1,11 @@
 /* The store: sessions, their messages and every event of every turn, in one
- * SQLite database (DIR/turnd.db) in WAL mode. Writes go into a transaction that
- * stays open until store_commit(), which the daemon calls once per loop
- * iteration: many writes cost one commit, and a commit in WAL mode appends to the
- * log without waiting for the disk. What was committed survives a kill -9.
+ * SQLite database (DIR/turnd.db) in WAL mode. Writes are queued and cost the
+ * caller a copy; store_commit() hands what was queued to a writer thread, which
+ * carries out everything handed to it since its last commit in one transaction
+ * (a group commit) and then makes store_fd() readable; store_reap() tells the
+ * owner of each batch of events that it is committed. What was committed
+ * survives a kill -9. Nothing here blocks on SQLite or the disk but start-up,
+ * store_sync() and store_close().
  *
  * Events are kept in runs of lines ("chunks"): all the events one turn emitted
  * in one loop iteration are one row, which keeps the row count far below the
@@ -21,27 +24,41 @@ struct store;
  * the store, or NULL with the reason in err[0..cap) (a database written by a
  * newer turnd is refused, not changed). */
 struct store *store_open(const char *dir, char *err, size_t cap);
-/* Commits what is pending and closes. Accepts NULL. */
+/* Commits what is queued, waits for it and closes; the owners of those events are
+ * not told. Accepts NULL. */
 void store_close(struct store *st);
 
-/* Writes. Each borrows its arguments and returns 0, or -1 when the database
- * refused it (the reason went to stderr, without the data). */
+/* Writes. Each copies its arguments into the queue and returns 0, or -1 when out
+ * of memory. A write the database refuses later is said on stderr (without the
+ * data) and skipped. */
 int store_session_put(struct store *st, const char *id, const char *title,
                       uint64_t created_ms, uint64_t updated_ms, uint64_t message_count);
 int store_message_add(struct store *st, const char *session, uint64_t n, const char *turn,
                       uint64_t at_ms, const char *json);
 int store_turn_add(struct store *st, const char *turn, const char *session,
                    uint64_t started_ms);
-/* lines[0..len): events first_seq .. first_seq + n - 1, each with its "\n". */
+/* lines[0..len): events first_seq .. first_seq + n - 1, each with its "\n".
+ * owner (borrowed; may be NULL) is handed back by store_reap once they are done,
+ * and must stay valid until then. */
 int store_events_add(struct store *st, const char *turn, uint64_t first_seq, uint64_t n,
-                     uint64_t at_ms, const char *lines, size_t len);
+                     uint64_t at_ms, const char *lines, size_t len, void *owner);
 int store_turn_ended(struct store *st, const char *turn);
-/* Commits the open transaction, if any. Returns 0 or -1. */
+/* Hands what was queued to the writer; returns at once. Returns 0. */
 int store_commit(struct store *st);
+/* Readable once handed writes are done: then call store_reap. */
+int store_fd(const struct store *st);
+/* Events store_events_add handed over with owner are done: committed, or refused
+ * by the database (said on stderr) and so never to be. end_seq is first_seq + n. */
+typedef void store_done_cb(void *ctx, void *owner, uint64_t end_seq);
+/* Calls cb (NULL: nobody) for each batch of events done since the last call, in
+ * the order they were queued. */
+void store_reap(struct store *st, store_done_cb *cb, void *ctx);
+/* Hands what was queued to the writer and blocks until it is done (start-up). */
+void store_sync(struct store *st);
 
-/* Reads; they see the writes not yet committed. Callbacks get borrowed strings,
- * valid during the call, and must not call the store; a non-zero return from a
- * callback stops the walk and is returned. A database error returns -1. */
+/* Reads; they see what the writer has committed, not what waits in the queue. Callbacks
+ * get borrowed strings, valid during the call, and must not call the store; a non-zero
+ * return from a callback stops the walk and is returned. A database error returns -1. */
 typedef int store_session_cb(void *ctx, const char *id, const char *title,
                              uint64_t created_ms, uint64_t updated_ms,
                              uint64_t message_count);

@@ -75,6 +75,34 @@ static const char *repeat(struct text *out, const char *p, unsigned line_no) {
   return close + 1;
 }
 
+/* %LASTSEQ(NAME) at p (past "LASTSEQ("): the seq of the last line answer NAME
+ * has received, for a re-attach from where a reader was cut off. Returns where
+ * the text goes on. */
+static const char *last_seq(struct text *out, const char *p, unsigned line_no,
+                            const struct case_subst *ctx) {
+  const char *close = strchr(p, ')');
+  char name[32];
+  if (close == NULL || close == p || (size_t)(close - p) >= sizeof name)
+    case_fail(line_no, "%%LASTSEQ takes (NAME)");
+  memcpy(name, p, (size_t)(close - p));
+  name[close - p] = '\0';
+  unsigned long long seq = 0;
+  if (ctx->dry) {
+    if (!ctx->declared(name)) case_fail(line_no, "no request is named %s", name);
+  } else {
+    const struct case_stream *s = case_net_find(ctx->net, name);
+    if (s == NULL) case_fail(line_no, "no request is named %s", name);
+    /* turnd writes "v" and then "seq" first on every line. */
+    const char *at = s->n_lines > 0 ? strstr(s->lines[s->n_lines - 1], "\"seq\":") : NULL;
+    if (at == NULL) case_fail(line_no, "%%LASTSEQ(%s): it has no line with a seq", name);
+    seq = strtoull(at + 6, NULL, 10);
+  }
+  char text[24];
+  snprintf(text, sizeof text, "%llu", seq);
+  text_add(out, text, strlen(text), line_no);
+  return close + 1;
+}
+
 char *case_subst(const char *in, unsigned line_no, const struct case_subst *ctx) {
   struct text out = {0};
   text_add(&out, "", 0, line_no);
@@ -96,6 +124,10 @@ char *case_subst(const char *in, unsigned line_no, const struct case_subst *ctx)
       continue;
     }
     if (ctx->model) case_fail(line_no, "only %%REPEAT and %%%% have a value in [model]");
+    if (strncmp(p, "LASTSEQ(", 8) == 0) {
+      p = last_seq(&out, p + 8, line_no, ctx);
+      continue;
+    }
     if (strncmp(p, "PORT", 4) == 0 && !is_word_char(p[4])) {
       char port[16];
       snprintf(port, sizeof port, "%u", ctx->dry ? 1u : ctx->port);

@@ -1,6 +1,6 @@
 /* Placeholders in a case's lines: %TURN, %SESSION, %REQUEST (the latest of each
- * received, or with (NAME) the latest on that stream), %PORT, %REPEAT(TEXT,N)
- * and %% for a literal %. They keep case files stable across runs. */
+ * received, or with (NAME) the latest on that stream), %LASTSEQ(NAME), %PORT,
+ * %REPEAT(TEXT,N) and %% for a literal %. They keep case files stable across runs. */
 #ifndef CASE_SUBST_H
 #define CASE_SUBST_H
 

@@ -1,0 +1,292 @@
+/* The store's writer thread and checkpointer (see store_write.h). */
+#include "store_write.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+static const char *const write_sql[WRITE__COUNT] = {
+    [WRITE_SESSION_PUT] = "INSERT INTO sessions (id, title, channel, created_ms,"
+                          " updated_ms, message_count) VALUES (?1, ?2, 'web', ?4, ?5, ?6)"
+                          " ON CONFLICT (id) DO UPDATE SET title = ?2, updated_ms = ?5,"
+                          " message_count = ?6",
+    [WRITE_MESSAGE_ADD] = "INSERT INTO messages (session, n, turn, at_ms, body)"
+                          " VALUES (?1, ?4, ?2, ?5, ?3)",
+    [WRITE_TURN_ADD] = "INSERT INTO turns (id, session, started_ms) VALUES (?1, ?2, ?4)",
+    [WRITE_EVENTS_ADD] = "INSERT INTO events (turn, first_seq, n, at_ms, lines)"
+                         " VALUES (?1, ?4, ?5, ?6, ?7)",
+    [WRITE_TURN_ENDED] = "UPDATE turns SET ended = 1 WHERE id = ?1",
+};
+/* Every statement binds the strings as ?1..?3, the numbers as ?4..?6 and the
+ * blob as ?7: one binding routine serves them all. */
+static const char *const write_what[WRITE__COUNT] = {
+    [WRITE_SESSION_PUT] = "session", [WRITE_MESSAGE_ADD] = "message",
+    [WRITE_TURN_ADD] = "turn",       [WRITE_EVENTS_ADD] = "events",
+    [WRITE_TURN_ENDED] = "turn end",
+};
+
+/* WAL pages after which the checkpointer copies the log back into the database. */
+#define CHECKPOINT_PAGES 2000
+
+static void say(sqlite3 *db, const char *what) {
+  /* SQLite's message names the failure, never the values bound. */
+  fprintf(stderr, "turnd: store: %s: %s\n", what, sqlite3_errmsg(db));
+}
+
+static int exec(sqlite3 *db, const char *sql) {
+  char *msg = NULL;
+  if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
+  sqlite3_free(msg);
+  return -1;
+}
+
+/* ------------------------------------------------------------ checkpointer */
+
+static void *checkpoint_main(void *arg) {
+  struct checkpointer *cp = arg;
+  pthread_mutex_lock(&cp->lock);
+  for (;;) {
+    while (!cp->due && !cp->stop)
+      pthread_cond_wait(&cp->wake, &cp->lock);
+    if (cp->stop) break;
+    cp->due = false;
+    pthread_mutex_unlock(&cp->lock);
+    /* PASSIVE: copies what no reader needs and never waits for the writer. */
+    sqlite3_wal_checkpoint_v2(cp->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    pthread_mutex_lock(&cp->lock);
+  }
+  pthread_mutex_unlock(&cp->lock);
+  return NULL;
+}
+
+/* sqlite3_wal_hook: runs on the writer's thread after each commit. */
+static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages) {
+  (void)db;
+  (void)name;
+  struct checkpointer *cp = arg;
+  if (pages < CHECKPOINT_PAGES) return SQLITE_OK;
+  pthread_mutex_lock(&cp->lock);
+  cp->due = true;
+  pthread_cond_signal(&cp->wake);
+  pthread_mutex_unlock(&cp->lock);
+  return SQLITE_OK;
+}
+
+static int checkpointer_start(struct checkpointer *cp, const char *path) {
+  if (sqlite3_open_v2(path, &cp->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+      SQLITE_OK)
+    return -1;
+  if (pthread_mutex_init(&cp->lock, NULL) != 0) return -1;
+  if (pthread_cond_init(&cp->wake, NULL) != 0) {
+    pthread_mutex_destroy(&cp->lock);
+    return -1;
+  }
+  if (pthread_create(&cp->thread, NULL, checkpoint_main, cp) != 0) {
+    pthread_cond_destroy(&cp->wake);
+    pthread_mutex_destroy(&cp->lock);
+    return -1;
+  }
+  cp->started = true;
+  return 0;
+}
+
+static void checkpointer_stop(struct checkpointer *cp) {
+  if (cp->started) {
+    pthread_mutex_lock(&cp->lock);
+    cp->stop = true;
+    pthread_cond_signal(&cp->wake);
+    pthread_mutex_unlock(&cp->lock);
+    pthread_join(cp->thread, NULL);
+    pthread_cond_destroy(&cp->wake);
+    pthread_mutex_destroy(&cp->lock);
+    cp->started = false;
+  }
+  sqlite3_close(cp->db);
+  cp->db = NULL;
+}
+
+/* ------------------------------------------------------------------ writer */
+
+static void list_append(struct write_list *to, struct write_list *from) {
+  if (from->first == NULL) return;
+  if (to->first == NULL)
+    to->first = from->first;
+  else
+    to->last->next = from->first;
+  to->last = from->last;
+  from->first = from->last = NULL;
+}
+
+void write_list_free(struct write_list *l) {
+  while (l->first != NULL) {
+    struct write *next = l->first->next;
+    free(l->first);
+    l->first = next;
+  }
+  l->last = NULL;
+}
+
+static void carry_out(struct writer *w, struct write *wr) {
+  sqlite3_stmt *s = w->stmt[wr->kind];
+  for (int i = 0; i < 3; i++)
+    if (wr->s[i] != NULL) sqlite3_bind_text(s, 1 + i, wr->s[i], -1, SQLITE_STATIC);
+  for (int i = 0; i < 3; i++)
+    sqlite3_bind_int64(s, 4 + i, (sqlite3_int64)wr->num[i]);
+  if (wr->blob != NULL) sqlite3_bind_blob64(s, 7, wr->blob, wr->blob_len, SQLITE_STATIC);
+  int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (rc != SQLITE_DONE) say(w->db, write_what[wr->kind]);
+}
+
+/* All of batch in one transaction. A write the database refuses is said and
+ * skipped; a commit it refuses takes the whole batch back (also said). Either
+ * way the batch is done: the loop shows its events, which is all it can do. */
+static void carry_out_batch(struct writer *w, struct write_list *batch) {
+  bool ok = exec(w->db, "BEGIN") == 0;
+  if (!ok) say(w->db, "begin");
+  for (struct write *wr = batch->first; wr != NULL && ok; wr = wr->next)
+    carry_out(w, wr);
+  if (ok && exec(w->db, "COMMIT") != 0) {
+    say(w->db, "commit");
+    exec(w->db, "ROLLBACK");
+  }
+}
+
+static void *writer_main(void *arg) {
+  struct writer *w = arg;
+  pthread_mutex_lock(&w->lock);
+  for (;;) {
+    while (w->queue.first == NULL && !w->stop)
+      pthread_cond_wait(&w->wake, &w->lock);
+    if (w->queue.first == NULL) break; /* stop, and nothing left */
+    struct write_list batch = w->queue;
+    w->queue.first = w->queue.last = NULL;
+    w->busy = true;
+    pthread_mutex_unlock(&w->lock);
+    carry_out_batch(w, &batch);
+    pthread_mutex_lock(&w->lock);
+    list_append(&w->done, &batch);
+    w->busy = false;
+    uint64_t one = 1;
+    /* Cannot fail: the loop drains the counter long before it could overflow. */
+    ssize_t n = write(w->done_fd, &one, sizeof one);
+    (void)n;
+    if (w->queue.first == NULL) pthread_cond_broadcast(&w->idle);
+  }
+  w->busy = false;
+  pthread_cond_broadcast(&w->idle);
+  pthread_mutex_unlock(&w->lock);
+  return NULL;
+}
+
+int writer_start(struct writer *w, const char *path, char *err, size_t cap) {
+  memset(w, 0, sizeof *w);
+  w->done_fd = -1;
+  if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+      SQLITE_OK) {
+    snprintf(err, cap, "cannot open %s for writing", path);
+    return -1;
+  }
+  /* synchronous is per connection. NORMAL in WAL mode loses nothing committed
+   * when the process dies; only a power cut can take the last commits back. The
+   * writer never checkpoints: the checkpointer does, off its path. */
+  if (exec(w->db, "PRAGMA synchronous = NORMAL") != 0 ||
+      exec(w->db, "PRAGMA wal_autocheckpoint = 0") != 0) {
+    snprintf(err, cap, "cannot set up %s: %s", path, sqlite3_errmsg(w->db));
+    return -1;
+  }
+  for (int i = 0; i < WRITE__COUNT; i++)
+    if (sqlite3_prepare_v3(w->db, write_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+                           &w->stmt[i], NULL) != SQLITE_OK) {
+      snprintf(err, cap, "cannot prepare a statement: %s", sqlite3_errmsg(w->db));
+      return -1;
+    }
+  if (checkpointer_start(&w->cp, path) != 0) {
+    snprintf(err, cap, "cannot start the checkpointer for %s", path);
+    return -1;
+  }
+  sqlite3_wal_hook(w->db, on_wal_commit, &w->cp);
+  w->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (w->done_fd < 0) {
+    snprintf(err, cap, "cannot create an eventfd: %s", strerror(errno));
+    return -1;
+  }
+  if (pthread_mutex_init(&w->lock, NULL) != 0) goto no_thread;
+  if (pthread_cond_init(&w->wake, NULL) != 0) {
+    pthread_mutex_destroy(&w->lock);
+    goto no_thread;
+  }
+  if (pthread_cond_init(&w->idle, NULL) != 0) {
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->lock);
+    goto no_thread;
+  }
+  if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+    pthread_cond_destroy(&w->idle);
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->lock);
+    goto no_thread;
+  }
+  w->started = true;
+  return 0;
+no_thread:
+  snprintf(err, cap, "cannot start the store's writer");
+  return -1;
+}
+
+void writer_stop(struct writer *w) {
+  if (w->started) {
+    pthread_mutex_lock(&w->lock);
+    w->stop = true;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL); /* it empties the queue first */
+    pthread_cond_destroy(&w->idle);
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->lock);
+    w->started = false;
+  }
+  write_list_free(&w->queue);
+  write_list_free(&w->done);
+  checkpointer_stop(&w->cp);
+  for (int i = 0; i < WRITE__COUNT; i++) {
+    sqlite3_finalize(w->stmt[i]);
+    w->stmt[i] = NULL;
+  }
+  sqlite3_close(w->db);
+  w->db = NULL;
+  if (w->done_fd >= 0) close(w->done_fd);
+  w->done_fd = -1;
+}
+
+void writer_hand(struct writer *w, struct write_list *l) {
+  if (l->first == NULL || !w->started) return;
+  pthread_mutex_lock(&w->lock);
+  list_append(&w->queue, l);
+  pthread_cond_signal(&w->wake);
+  pthread_mutex_unlock(&w->lock);
+}
+
+void writer_wait(struct writer *w) {
+  if (!w->started) return;
+  pthread_mutex_lock(&w->lock);
+  while (w->queue.first != NULL || w->busy)
+    pthread_cond_wait(&w->idle, &w->lock);
+  pthread_mutex_unlock(&w->lock);
+}
+
+void writer_take_done(struct writer *w, struct write_list *out) {
+  out->first = out->last = NULL;
+  if (!w->started) return;
+  uint64_t count;
+  ssize_t n = read(w->done_fd, &count, sizeof count); /* EAGAIN: nothing new */
+  (void)n;
+  pthread_mutex_lock(&w->lock);
+  *out = w->done;
+  w->done.first = w->done.last = NULL;
+  pthread_mutex_unlock(&w->lock);
+}

@@ -1,0 +1,88 @@
+/* The store's writer (internal to store.c): writes are queued on the loop's
+ * thread and carried out by a thread of its own, on a connection of its own, so
+ * that neither SQLite's work nor the disk ever holds up the loop.
+ *
+ *   loop:    store_*_add  -> open batch  --store_commit-->  queue
+ *   writer:  queue -> one transaction (all that is queued, however many
+ *            batches: a group commit) -> done list, and the eventfd is written
+ *   loop:    store_reap: done list -> the owners of events, then freed
+ *
+ * A second thread checkpoints the WAL with a third connection, so the writer
+ * never waits for the checkpoint's syncs either. */
+#ifndef TURND_STORE_WRITE_H
+#define TURND_STORE_WRITE_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum write_kind {
+  WRITE_SESSION_PUT,
+  WRITE_MESSAGE_ADD,
+  WRITE_TURN_ADD,
+  WRITE_EVENTS_ADD,
+  WRITE_TURN_ENDED,
+  WRITE__COUNT
+};
+
+/* One queued write: its values are copied into text[], so the caller's buffers
+ * are free once it is queued. */
+struct write {
+  struct write *next;
+  enum write_kind kind;
+  void *owner;      /* WRITE_EVENTS_ADD: handed back by store_reap; else NULL */
+  uint64_t num[3];  /* the numbers, in the order the statement binds them */
+  const char *s[3]; /* the strings (in text[]); NULL past the kind's count */
+  const void *blob; /* WRITE_EVENTS_ADD: the lines (in text[]) */
+  size_t blob_len;
+  char text[];
+};
+
+struct write_list {
+  struct write *first, *last;
+};
+
+struct checkpointer {
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  sqlite3 *db;  /* the thread's own connection */
+  bool due;     /* a checkpoint is asked for */
+  bool stop;    /* the store is closing */
+  bool started; /* thread runs; lock and wake are set up */
+};
+
+struct writer {
+  sqlite3 *db; /* the writer thread's connection; nothing else touches it */
+  sqlite3_stmt *stmt[WRITE__COUNT];
+  struct checkpointer cp;
+  int done_fd; /* eventfd: readable while writes wait in done */
+  pthread_t thread;
+  pthread_mutex_t lock;    /* guards what follows */
+  pthread_cond_t wake;     /* queue got writes, or stop */
+  pthread_cond_t idle;     /* the writer took nothing and holds nothing */
+  struct write_list queue; /* handed over, not yet taken */
+  struct write_list done;  /* carried out (or refused), not yet reaped */
+  bool busy;               /* the writer holds a batch */
+  bool stop;
+  bool started;
+};
+
+/* Opens the writer's connection to path (whose schema is current) and starts
+ * its threads. Returns 0, or -1 with the reason in err[0..cap). */
+int writer_start(struct writer *w, const char *path, char *err, size_t cap);
+/* Lets the writer finish what it was handed, stops it and frees what is left
+ * (owners are not called). Safe on a writer that failed to start or is zeroed. */
+void writer_stop(struct writer *w);
+/* Appends the list to the writer's queue (the list is emptied). */
+void writer_hand(struct writer *w, struct write_list *l);
+/* Blocks until everything handed over is done. */
+void writer_wait(struct writer *w);
+/* Frees every write of the list. */
+void write_list_free(struct write_list *l);
+/* Takes the done list (the eventfd is drained). */
+void writer_take_done(struct writer *w, struct write_list *out);
+
+#endif
