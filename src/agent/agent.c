@@ -2,9 +2,13 @@
  * states). Each agent_next() makes at most one event, so the shell decides when
  * to write it and the order checker sees events one by one.
  *
- *   TURN -> CALL -> STEP* -> [TOOL_INPUT] ... -> TOOLS -> (APPROVAL) -> RUN_TOOL
+ *   TURN -> CALL -> MODEL* (-> RETRY -> CALL ...) -> TOOLS -> (APPROVAL) -> RUN_TOOL
  *        -> (PROGRESS*) -> TOOLS ... -> CALL (the next model call) ... -> END -> DONE
- *   any state but DONE -> END [agent_cancel, a failed model call, the call cap] */
+ *   any state but DONE -> END [agent_cancel, a failed model call, the call cap]
+ *
+ * In MODEL, each model event (model.h) becomes at most one protocol event:
+ * the script's come from its steps, played here; an external model's come from
+ * agent_model_event, one at a time. */
 #include "agent.h"
 
 #include "tools_demo.h"
@@ -13,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_MODEL_CALLS 20 /* a script that calls tools forever still ends */
+#define MAX_MODEL_CALLS 20         /* a script that calls tools forever still ends */
+#define MAX_RETRIES     5          /* throttled attempts of one call before it fails */
+#define INBOX_CAP       (2u << 20) /* bytes of one model event's strings */
 
 int agent_init(struct agent *a, const struct script_replies *replies,
                const char *user_text, const char *turn_id, const char *session_id,
@@ -25,6 +31,7 @@ int agent_init(struct agent *a, const struct script_replies *replies,
   a->turn_id = strdup(turn_id);
   a->session_id = strdup(session_id);
   turn_arena_init(&a->arena, NULL);
+  turn_buf_init(&a->inbox_text, INBOX_CAP, NULL);
   convo_init(&a->convo);
   a->state = AGENT_S_TURN;
   a->stop = TURN_STOP_END_TURN;
@@ -35,13 +42,29 @@ int agent_init(struct agent *a, const struct script_replies *replies,
   return 0;
 }
 
+void agent_use_external_model(struct agent *a) {
+  a->external = true;
+}
+
+static void calls_clear(struct agent *a) {
+  for (size_t i = 0; i < a->n_calls; i++) {
+    free(a->calls[i].id);
+    free(a->calls[i].name);
+    free(a->calls[i].input);
+  }
+  a->n_calls = a->tool = 0;
+}
+
 void agent_fini(struct agent *a) {
+  calls_clear(a);
+  free(a->calls);
   free(a->user_text);
   free(a->turn_id);
   free(a->session_id);
   turn_arena_fini(&a->arena);
+  turn_buf_fini(&a->inbox_text);
   convo_fini(&a->convo);
-  a->user_text = a->turn_id = a->session_id = NULL;
+  memset(a, 0, sizeof *a);
 }
 
 void agent_cancel(struct agent *a, turn_stop_reason why) {
@@ -66,6 +89,39 @@ int agent_decide(struct agent *a, const char *request, turn_decision d, uint64_t
   if (now_ms >= a->deadline_ms) return -1; /* expired: its timer says timeout */
   c->decided = true;
   c->decision = d;
+  return 0;
+}
+
+/* Copies s[0..len) and a NUL into the inbox's buffer; returns its offset, or
+ * SIZE_MAX when it does not fit. */
+static size_t inbox_keep(struct agent *a, const char *s, size_t len) {
+  size_t at = a->inbox_text.len;
+  if (turn_buf_append(&a->inbox_text, s != NULL ? s : "", len) != 0 ||
+      turn_buf_append(&a->inbox_text, "", 1) != 0)
+    return SIZE_MAX;
+  return at;
+}
+
+int agent_model_event(struct agent *a, const struct model_event *ev) {
+  if (!a->external || a->state != AGENT_S_MODEL || a->has_inbox) return -1;
+  turn_buf_reset(&a->inbox_text);
+  size_t text = inbox_keep(a, ev->text, ev->text != NULL ? ev->len : 0);
+  size_t id = inbox_keep(a, ev->id, ev->id != NULL ? strlen(ev->id) : 0);
+  size_t name = inbox_keep(a, ev->name, ev->name != NULL ? strlen(ev->name) : 0);
+  a->inbox = *ev;
+  a->has_inbox = true;
+  if (text == SIZE_MAX || id == SIZE_MAX || name == SIZE_MAX) {
+    /* Too big or out of memory: the call fails here, as a broken stream would. */
+    memset(&a->inbox, 0, sizeof a->inbox);
+    a->inbox.kind = MODEL_EV_ERROR;
+    a->inbox.text = "the model's answer was too large to keep";
+    a->inbox.len = strlen(a->inbox.text);
+    return -1;
+  }
+  const char *base = (const char *)a->inbox_text.data;
+  a->inbox.text = base + text;
+  a->inbox.id = base + id;
+  a->inbox.name = base + name;
   return 0;
 }
 
@@ -108,9 +164,10 @@ static void end_turn(struct agent *a, struct agent_action *out, turn_stop_reason
   /* A call the end cut off still gets a result in the conversation: a model is
    * never sent a tool call without one. (No tool_result event: it did not run.) */
   for (size_t i = a->tool; i < a->n_calls; i++)
-    convo_tool_result(&a->convo, a->calls[i].id,
-                      TURN_STR("not run: the turn ended first"), true, now_ms);
-  a->n_calls = a->tool = 0;
+    if (a->calls[i].input != NULL) /* a call whose input never came was not sent */
+      convo_tool_result(&a->convo, a->calls[i].id,
+                        TURN_STR("not run: the turn ended first"), true, now_ms);
+  calls_clear(a);
   convo_finish(&a->convo); /* what the model said before the end stays said */
   emit(out, TURN_EV_END);
   out->ev.end.stop_reason = why;
@@ -124,7 +181,7 @@ static void notice(struct agent_action *out, turn_str text) {
 
 /* The input field of a call, as tool_input and approval carry it. */
 static turn_input input_of(struct agent *a, const struct agent_call *c) {
-  const char *visible = demo_visible_input(c->step->text, c->step->input, &a->arena);
+  const char *visible = demo_visible_input(c->name, c->input, &a->arena);
   turn_input in = {{NULL, 0}, {NULL, 0}, false};
   turn_error err;
   if (visible == NULL ||
@@ -139,7 +196,7 @@ static void result(struct agent *a, uint64_t now_ms, struct agent_action *out,
   convo_tool_result(&a->convo, c->id, summary, status != TURN_STATUS_OK, now_ms);
   emit(out, TURN_EV_TOOL_RESULT);
   out->ev.tool_result.id = str_of(c->id);
-  out->ev.tool_result.tool = str_of(c->step->text);
+  out->ev.tool_result.tool = str_of(c->name);
   out->ev.tool_result.status = status;
   out->ev.tool_result.summary = summary;
   out->ev.tool_result.approval = TURN_APPROVAL_NULL;
@@ -152,85 +209,231 @@ static void result(struct agent *a, uint64_t now_ms, struct agent_action *out,
   a->state = AGENT_S_TOOLS;
 }
 
-/* One step of the current reply. */
-static void do_step(struct agent *a, uint64_t now_ms, struct agent_action *out) {
-  if (a->step == a->reply->n) {
-    convo_finish(&a->convo); /* the reply is complete */
-    a->tool = 0;
-    a->state =
-        a->n_calls > 0 && a->stop != TURN_STOP_MAX_TOKENS ? AGENT_S_TOOLS : AGENT_S_END;
-    out->kind = AGENT_WAIT; /* no event: go straight on */
-    out->wait_ms = 0;
+/* The text in the arena, for an event's string. */
+static turn_str arena_text(struct agent *a, const char *text, size_t len) {
+  char *copy = turn_arena_alloc(&a->arena, len + 1);
+  if (copy == NULL) return str_of("");
+  memcpy(copy, text, len);
+  copy[len] = '\0';
+  return (turn_str){copy, len};
+}
+
+/* A new call of the reply, from the model's id and name. Returns it, or NULL
+ * when out of memory or past AGENT_MAX_CALLS. */
+static struct agent_call *call_add(struct agent *a, const char *id, const char *name) {
+  if (a->n_calls == AGENT_MAX_CALLS) return NULL;
+  if (a->n_calls == a->cap_calls) {
+    size_t cap = a->cap_calls == 0 ? 2 : a->cap_calls * 2;
+    struct agent_call *grown = realloc(a->calls, cap * sizeof *grown);
+    if (grown == NULL) return NULL;
+    a->calls = grown;
+    a->cap_calls = cap;
+  }
+  struct agent_call *c = &a->calls[a->n_calls];
+  memset(c, 0, sizeof *c);
+  c->id = strdup(id);
+  c->name = strdup(name);
+  if (c->id == NULL || c->name == NULL) {
+    free(c->id);
+    free(c->name);
+    return NULL;
+  }
+  a->n_calls++;
+  const struct demo_tool *tool = demo_tool_find(name);
+  c->tier = tool != NULL ? tool->tier : TURN_TIER_NULL;
+  return c;
+}
+
+/* The model call failed for good: a notice tells the owner, then the end. */
+static void call_failed(struct agent *a, struct agent_action *out, const char *why,
+                        size_t len) {
+  if (len == SIZE_MAX) len = strlen(why);
+  char buf[300];
+  snprintf(buf, sizeof buf, "The model call failed: %.*s", (int)(len > 200 ? 200 : len),
+           why);
+  notice(out, arena_text(a, buf, strlen(buf)));
+  a->stop = TURN_STOP_ERROR;
+  a->state = AGENT_S_END;
+}
+
+/* Seconds before throttled attempt n (from 1) starts again, when the provider
+ * did not say: 1, 2, 4, 8, 16 s, each with up to a quarter more, spread by the
+ * turn's id so that turns throttled together do not come back together. */
+static double backoff_s(const struct agent *a, unsigned n) {
+  unsigned spread = 0;
+  for (const char *p = a->turn_id; *p != '\0'; p++)
+    spread = spread * 31u + (unsigned char)*p;
+  spread = (spread + n * 2654435761u) % 1000u;
+  return (double)(1u << (n - 1)) * (1.0 + (double)spread / 4000.0);
+}
+
+/* The reply is complete: its calls run, unless it was cut at max_tokens. */
+static void reply_done(struct agent *a, enum model_stop stop, struct agent_action *out) {
+  convo_finish(&a->convo);
+  a->tokens_in += a->call_in;
+  a->tokens_out += a->call_out;
+  a->call_in = a->call_out = 0;
+  if (!a->explicit_stop)
+    a->stop = stop == MODEL_STOP_MAX_TOKENS ? TURN_STOP_MAX_TOKENS : TURN_STOP_END_TURN;
+  a->tool = 0;
+  a->state =
+      a->n_calls > 0 && a->stop != TURN_STOP_MAX_TOKENS ? AGENT_S_TOOLS : AGENT_S_END;
+  out->kind = AGENT_WAIT; /* no event: go straight on */
+  out->wait_ms = 0;
+}
+
+/* One model event of the current call: at most one protocol event. */
+static void take_model_event(struct agent *a, const struct model_event *ev,
+                             uint64_t now_ms, struct agent_action *out) {
+  switch (ev->kind) {
+  case MODEL_EV_TEXT:
+  case MODEL_EV_REASONING: {
+    turn_str delta = arena_text(a, ev->text, ev->len);
+    emit(out, ev->kind == MODEL_EV_TEXT ? TURN_EV_TEXT : TURN_EV_REASONING);
+    out->ev.text.delta = delta;
+    if (ev->kind == MODEL_EV_TEXT)
+      convo_text(&a->convo, delta, now_ms);
+    else
+      convo_thinking(&a->convo, delta, now_ms);
     return;
   }
-  const struct script_step *st = &a->reply->steps[a->step++];
-  switch (st->kind) {
-  case SCRIPT_TEXT:
-    emit(out, TURN_EV_TEXT);
-    out->ev.text.delta = expand(a, st->text);
-    convo_text(&a->convo, out->ev.text.delta, now_ms);
+  case MODEL_EV_SIGNATURE:
+  case MODEL_EV_TOOL_DELTA: /* nothing to show: the input goes out whole, at its end */
+    out->kind = AGENT_WAIT;
+    out->wait_ms = 0;
     return;
-  case SCRIPT_REASONING:
-    emit(out, TURN_EV_REASONING);
-    out->ev.text.delta = expand(a, st->text);
-    convo_thinking(&a->convo, out->ev.text.delta, now_ms);
+  case MODEL_EV_USAGE:
+    a->call_in = ev->input_tokens;
+    a->call_out = ev->output_tokens;
+    out->kind = AGENT_WAIT;
+    out->wait_ms = 0;
     return;
-  case SCRIPT_TOOL_USE: {
-    if (a->n_calls == AGENT_MAX_CALLS) {
+  case MODEL_EV_TOOL_START: {
+    struct agent_call *c = call_add(a, ev->id, ev->name);
+    if (c == NULL) {
       notice(out, str_of("The model asked for too many tool calls at once."));
       a->stop = TURN_STOP_ERROR;
       a->state = AGENT_S_END;
       return;
     }
-    struct agent_call *c = &a->calls[a->n_calls++];
-    memset(c, 0, sizeof *c);
-    c->step = st;
-    snprintf(c->id, sizeof c->id, "u%zu", ++a->tools_used);
-    const struct demo_tool *tool = demo_tool_find(st->text);
-    c->tier = tool != NULL ? tool->tier : TURN_TIER_NULL;
-    convo_tool_use(&a->convo, c->id, st->text, st->input, now_ms);
     emit(out, TURN_EV_TOOL_USE);
     out->ev.tool_use.id = str_of(c->id);
-    out->ev.tool_use.tool = str_of(st->text);
+    out->ev.tool_use.tool = str_of(c->name);
     out->ev.tool_use.tier = c->tier;
-    a->state = AGENT_S_TOOL_INPUT; /* a script's input is complete at once */
     return;
   }
+  case MODEL_EV_TOOL_END: {
+    if (ev->index >= a->n_calls || a->calls[ev->index].input != NULL) {
+      call_failed(a, out, "the model ended a tool call it never started", SIZE_MAX);
+      return;
+    }
+    struct agent_call *c = &a->calls[ev->index];
+    c->input = ev->len > 0 ? strndup(ev->text, ev->len) : strdup("{}");
+    if (c->input == NULL) {
+      call_failed(a, out, "out of memory", SIZE_MAX);
+      return;
+    }
+    convo_tool_use(&a->convo, c->id, c->name, c->input, now_ms);
+    emit(out, TURN_EV_TOOL_INPUT);
+    out->ev.tool_input.id = str_of(c->id);
+    out->ev.tool_input.tool = str_of(c->name);
+    out->ev.tool_input.input = input_of(a, c);
+    return;
+  }
+  case MODEL_EV_STOP:
+    reply_done(a, ev->stop, out);
+    return;
+  case MODEL_EV_ERROR:
+    if (ev->throttled && a->retries < MAX_RETRIES) {
+      a->retries++;
+      double delay_s =
+          ev->retry_after_s >= 0 ? ev->retry_after_s : backoff_s(a, a->retries);
+      emit(out, TURN_EV_THROTTLED);
+      out->ev.throttled.delay_seconds = delay_s;
+      a->pending_wait_ms = (uint64_t)(delay_s * 1000.0);
+      a->state = AGENT_S_RETRY;
+      return;
+    }
+    call_failed(a, out, ev->text != NULL ? ev->text : "", ev->text != NULL ? ev->len : 0);
+    return;
+  }
+}
+
+/* The script's next model event for this call, or a wait. */
+static void script_step(struct agent *a, uint64_t now_ms, struct agent_action *out) {
+  struct model_event ev;
+  memset(&ev, 0, sizeof ev);
+  if (a->step == a->reply->n) {
+    ev.kind = MODEL_EV_STOP;
+    ev.stop = a->n_calls > 0 ? MODEL_STOP_TOOL_USE : MODEL_STOP_END_TURN;
+    take_model_event(a, &ev, now_ms, out);
+    return;
+  }
+  const struct script_step *st = &a->reply->steps[a->step];
+  switch (st->kind) {
+  case SCRIPT_TEXT:
+  case SCRIPT_REASONING: {
+    turn_str text = expand(a, st->text);
+    ev.kind = st->kind == SCRIPT_TEXT ? MODEL_EV_TEXT : MODEL_EV_REASONING;
+    ev.text = text.p;
+    ev.len = text.len;
+    a->step++;
+    break;
+  }
+  case SCRIPT_TOOL_USE:
+    /* Two model events, as a provider streams them: the call starts, then its
+     * input is complete. The step is done after the second. */
+    if (!a->step_begun) {
+      char id[32];
+      snprintf(id, sizeof id, "u%zu", ++a->tools_used);
+      ev.kind = MODEL_EV_TOOL_START;
+      ev.id = id;
+      ev.name = st->text;
+      ev.index = a->n_calls;
+      a->step_begun = true;
+      take_model_event(a, &ev, now_ms, out);
+      return;
+    }
+    a->step_begun = false;
+    ev.kind = MODEL_EV_TOOL_END;
+    ev.index = a->n_calls - 1;
+    ev.text = st->input;
+    ev.len = strlen(st->input);
+    a->step++;
+    break;
   case SCRIPT_DELAY:
+    a->step++;
     out->kind = AGENT_WAIT;
     out->wait_ms = st->ms;
     return;
   case SCRIPT_THROTTLE:
-    emit(out, TURN_EV_THROTTLED);
-    out->ev.throttled.delay_seconds = st->seconds;
-    a->pending_wait_ms = (uint64_t)(st->seconds * 1000.0);
-    return;
-  case SCRIPT_FAIL: {
-    char buf[300];
-    snprintf(buf, sizeof buf, "The model call failed: %.200s", st->text);
-    turn_str text = {NULL, 0};
-    char *copy = turn_arena_alloc(&a->arena, strlen(buf) + 1);
-    if (copy != NULL) {
-      memcpy(copy, buf, strlen(buf) + 1);
-      text = str_of(copy);
-    }
-    notice(out, text);
-    a->stop = TURN_STOP_ERROR;
-    a->state = AGENT_S_END;
-    return;
-  }
+    a->step++; /* the retry goes on after it: a script never throttles forever */
+    ev.kind = MODEL_EV_ERROR;
+    ev.throttled = true;
+    ev.retry_after_s = st->seconds;
+    a->retries = 0; /* the script's throttles are not the provider's retries */
+    break;
+  case SCRIPT_FAIL:
+    a->step++;
+    ev.kind = MODEL_EV_ERROR;
+    ev.text = st->text;
+    ev.len = strlen(st->text);
+    break;
   case SCRIPT_STOP:
+    a->step++;
     a->stop = (turn_stop_reason)st->stop_reason;
+    a->explicit_stop = true;
     out->kind = AGENT_WAIT;
     out->wait_ms = 0;
     return;
   }
+  take_model_event(a, &ev, now_ms, out);
 }
 
 /* The current call, once it may run: one-shot tools finish at once. */
 static void run_tool(struct agent *a, uint64_t now_ms, struct agent_action *out) {
   struct agent_call *c = &a->calls[a->tool];
-  const char *name = c->step->text;
+  const char *name = c->name;
   if (c->decided && c->decision != TURN_DECISION_APPROVED) {
     result(a, now_ms, out, TURN_STATUS_REJECTED,
            str_of(c->decision == TURN_DECISION_TIMEOUT
@@ -247,7 +450,7 @@ static void run_tool(struct agent *a, uint64_t now_ms, struct agent_action *out)
   }
   if (strcmp(name, "render_ui") == 0 && a->progress_done == 0) {
     turn_str title, html;
-    if (demo_widget_params(c->step->input, &a->arena, &title, &html) != 0) {
+    if (demo_widget_params(c->input, &a->arena, &title, &html) != 0) {
       result(a, now_ms, out, TURN_STATUS_ERROR,
              str_of("render_ui needs a title and html"));
       return;
@@ -266,7 +469,7 @@ static void run_tool(struct agent *a, uint64_t now_ms, struct agent_action *out)
     status = TURN_STATUS_OK;
     summary = str_of("widget shown");
   } else {
-    demo_tool_finish(name, c->step->input, now_ms, &a->arena, &status, &summary);
+    demo_tool_finish(name, c->input, now_ms, &a->arena, &status, &summary);
   }
   result(a, now_ms, out, status, summary);
 }
@@ -274,7 +477,7 @@ static void run_tool(struct agent *a, uint64_t now_ms, struct agent_action *out)
 static void count_step(struct agent *a, uint64_t now_ms, struct agent_action *out) {
   struct agent_call *c = &a->calls[a->tool];
   uint32_t to, interval_ms;
-  demo_count_params(c->step->input, &to, &interval_ms);
+  demo_count_params(c->input, &to, &interval_ms);
   if (a->progress_done == to) {
     char buf[64];
     snprintf(buf, sizeof buf, "counted to %u", to);
@@ -290,7 +493,7 @@ static void count_step(struct agent *a, uint64_t now_ms, struct agent_action *ou
   if (copy != NULL) memcpy(copy, buf, strlen(buf) + 1);
   emit(out, TURN_EV_TOOL_PROGRESS);
   out->ev.tool_progress.id = str_of(c->id);
-  out->ev.tool_progress.tool = str_of(c->step->text);
+  out->ev.tool_progress.tool = str_of(c->name);
   out->ev.tool_progress.message = str_of(copy != NULL ? copy : "");
   a->pending_wait_ms = a->progress_done < to ? interval_ms : 0;
 }
@@ -319,34 +522,53 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     out->ev.turn.turn = str_of(a->turn_id);
     out->ev.turn.session = str_of(a->session_id);
     convo_user_text(&a->convo, a->user_text, now_ms);
-    a->state = a->replies != NULL ? AGENT_S_CALL : AGENT_S_END;
-    if (a->replies == NULL) a->stop = TURN_STOP_ERROR;
+    a->state = a->external || a->replies != NULL ? AGENT_S_CALL : AGENT_S_END;
+    if (a->state == AGENT_S_END) a->stop = TURN_STOP_ERROR;
     return;
   case AGENT_S_CALL:
     if (a->model_calls == MAX_MODEL_CALLS) {
       end_turn(a, out, TURN_STOP_LIMIT_TURNS, now_ms);
       return;
     }
+    calls_clear(a);
+    a->stop = TURN_STOP_END_TURN;
+    a->explicit_stop = false;
+    a->retries = 0;
+    a->call_in = a->call_out = 0;
+    a->state = AGENT_S_MODEL;
+    if (a->external) {
+      a->model_calls++;
+      out->kind = AGENT_MODEL_CALL;
+      return;
+    }
     a->reply = script_reply_at(a->replies, a->model_calls++);
     a->step = 0;
-    a->n_calls = 0;
-    a->tool = 0;
-    a->stop = TURN_STOP_END_TURN;
-    a->state = AGENT_S_STEP;
-    do_step(a, now_ms, out);
+    a->step_begun = false;
+    script_step(a, now_ms, out);
     return;
-  case AGENT_S_STEP:
-    do_step(a, now_ms, out);
+  case AGENT_S_MODEL:
+    if (!a->external) {
+      script_step(a, now_ms, out);
+      return;
+    }
+    if (!a->has_inbox) {
+      out->kind = AGENT_AWAIT_MODEL;
+      return;
+    }
+    a->has_inbox = false;
+    take_model_event(a, &a->inbox, now_ms, out);
     return;
-  case AGENT_S_TOOL_INPUT: {
-    struct agent_call *c = &a->calls[a->n_calls - 1];
-    emit(out, TURN_EV_TOOL_INPUT);
-    out->ev.tool_input.id = str_of(c->id);
-    out->ev.tool_input.tool = str_of(c->step->text);
-    out->ev.tool_input.input = input_of(a, c);
-    a->state = AGENT_S_STEP;
+  case AGENT_S_RETRY:
+    /* The throttle's wait is over: the same call again. The script goes on
+     * after its throttle step; a provider is sent the call anew, and what the
+     * cut attempt said stays said. */
+    a->state = AGENT_S_MODEL;
+    if (a->external) {
+      out->kind = AGENT_MODEL_CALL;
+      return;
+    }
+    script_step(a, now_ms, out);
     return;
-  }
   case AGENT_S_TOOLS: {
     if (a->tool == a->n_calls) {
       convo_finish(&a->convo); /* the results go back in one message */
@@ -357,12 +579,12 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     }
     struct agent_call *c = &a->calls[a->tool];
     if (c->tier == 2) {
-      const struct demo_tool *tool = demo_tool_find(c->step->text);
+      const struct demo_tool *tool = demo_tool_find(c->name);
       snprintf(c->request, sizeof c->request, "%.40s.a%zu", a->turn_id,
                ++a->approvals_asked);
       emit(out, TURN_EV_APPROVAL);
       out->ev.approval.request = str_of(c->request);
-      out->ev.approval.tool = str_of(c->step->text);
+      out->ev.approval.tool = str_of(c->name);
       out->ev.approval.tier = 2;
       out->ev.approval.effect = str_of(tool != NULL ? tool->effect : "");
       out->ev.approval.input = input_of(a, c);
@@ -401,7 +623,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     count_step(a, now_ms, out);
     return;
   case AGENT_S_END:
-    if (a->replies == NULL && !a->told_no_reply) {
+    if (!a->external && a->replies == NULL && !a->told_no_reply) {
       a->told_no_reply = true;
       notice(out, str_of("The model has no reply to this."));
       return;

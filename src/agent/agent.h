@@ -1,11 +1,18 @@
-/* The agent core of one turn, without I/O: it walks the model's replies and the
- * tool calls they ask for, and says what the shell must do next (emit an event,
- * wait, wait for the owner, or stop). The shell owns time, timers and sockets and
- * feeds back what happened (time, a decision, a cancel). */
+/* The agent core of one turn, without I/O: it turns what the model streams
+ * (model.h) into protocol events, runs the tool calls the model asks for, and
+ * says what the shell must do next (emit an event, wait, start a model call,
+ * wait for the model or the owner, or stop). The shell owns time, timers and
+ * sockets and feeds back what happened (time, model events, a decision, a
+ * cancel).
+ *
+ * The model is the script (script.h), which the core plays itself, or an
+ * external one (a provider): then the core asks the shell to start each call
+ * and takes the call's events one by one (agent_model_event). */
 #ifndef TURND_AGENT_H
 #define TURND_AGENT_H
 
 #include "convo.h"
+#include "model.h"
 #include "script.h"
 #include "turn/turn.h"
 
@@ -13,11 +20,16 @@
 #include <stdint.h>
 
 enum agent_action_kind {
-  AGENT_EMIT,  /* ev is the next event; its seq is for the shell to set */
-  AGENT_WAIT,  /* call agent_next again after wait_ms */
-  AGENT_AWAIT, /* an approval waits: call agent_next after agent_decide, or after
-                  wait_ms, when it expires */
-  AGENT_END    /* the turn is over: the last event emitted was its end */
+  AGENT_EMIT,        /* ev is the next event; its seq is for the shell to set */
+  AGENT_WAIT,        /* call agent_next again after wait_ms */
+  AGENT_AWAIT,       /* an approval waits: call agent_next after agent_decide, or after
+                        wait_ms, when it expires */
+  AGENT_MODEL_CALL,  /* external model: start a call now (again, after a throttle)
+                        with the session's conversation: every message stored
+                        before this turn and every message taken from it so far;
+                        then call agent_next */
+  AGENT_AWAIT_MODEL, /* external model: call agent_next after agent_model_event */
+  AGENT_END          /* the turn is over: the last event emitted was its end */
 };
 
 struct agent_action {
@@ -27,24 +39,27 @@ struct agent_action {
 };
 
 enum agent_state {
-  AGENT_S_TURN,       /* the turn event comes first */
-  AGENT_S_CALL,       /* a model call starts: pick its reply */
-  AGENT_S_STEP,       /* performing the reply's steps */
-  AGENT_S_TOOL_INPUT, /* the last tool_use's input follows it */
-  AGENT_S_TOOLS,      /* the reply is done: run its tool calls in order */
-  AGENT_S_APPROVAL,   /* a tier-2 call waits for the owner */
-  AGENT_S_RUN_TOOL,   /* the current call runs (approved or not tier 2) */
-  AGENT_S_PROGRESS,   /* count_slowly reports its steps */
-  AGENT_S_END,        /* the end event comes next */
+  AGENT_S_TURN,     /* the turn event comes first */
+  AGENT_S_CALL,     /* a model call starts */
+  AGENT_S_MODEL,    /* the call streams: model events become protocol events */
+  AGENT_S_RETRY,    /* the call was throttled: it starts again after a wait */
+  AGENT_S_TOOLS,    /* the reply is done: run its tool calls in order */
+  AGENT_S_APPROVAL, /* a tier-2 call waits for the owner */
+  AGENT_S_RUN_TOOL, /* the current call runs (approved or not tier 2) */
+  AGENT_S_PROGRESS, /* count_slowly reports its steps */
+  AGENT_S_END,      /* the end event comes next */
   AGENT_S_DONE
 };
 
 #define AGENT_MAX_CALLS 16 /* tool calls in one reply */
 
+/* A tool call of the current reply. Strings owned; the array grows as calls come
+ * (a turn that calls no tool costs nothing here). */
 struct agent_call {
-  char id[16];
+  char *id;         /* the model's id for the call ("u<k>" for the script) */
+  char *name;       /* the tool */
+  char *input;      /* its input as JSON text, once complete; else NULL */
   char request[64]; /* "<turn>.a<k>": unique across turns, for the approval route */
-  const struct script_step *step; /* the tool_use step: name and input */
   int tier;
   bool decided;
   turn_decision decision;
@@ -52,15 +67,26 @@ struct agent_call {
 
 struct agent {
   const struct script_replies *replies; /* borrowed from the script */
+  bool external;                        /* the model is the shell's, not the script */
   char *user_text, *turn_id, *session_id;
   uint32_t approval_timeout_s;
   enum agent_state state;
-  size_t model_calls; /* model calls started so far */
-  const struct script_reply *reply;
-  size_t step;              /* next step of reply */
-  turn_stop_reason stop;    /* how the turn ends when nothing else says */
-  uint64_t pending_wait_ms; /* a wait owed after the event just emitted */
-  struct agent_call calls[AGENT_MAX_CALLS];
+  size_t model_calls;               /* model calls started so far */
+  const struct script_reply *reply; /* the script's reply to this call */
+  size_t step;                      /* its next step */
+  bool step_begun;                  /* that step (a tool_use) is half done */
+  bool explicit_stop;               /* the script's reply said how it stops */
+  turn_stop_reason stop;            /* how the turn ends when nothing else says */
+  struct model_event inbox;         /* external: the model event to take next */
+  bool has_inbox;
+  turn_buf inbox_text;        /* its strings: text, then id and name, each NUL-ended */
+  unsigned retries;           /* throttled attempts of the current call */
+  uint64_t tokens_in;         /* usage of the calls before this one */
+  uint64_t tokens_out;        /* ... */
+  uint64_t call_in, call_out; /* this call's usage so far */
+  uint64_t pending_wait_ms;   /* a wait owed after the event just emitted */
+  struct agent_call *calls;   /* owned; cap_calls of them, n_calls in use */
+  size_t cap_calls;
   size_t n_calls, tool;   /* calls of this reply; the one running */
   size_t tools_used;      /* across the turn, for ids */
   size_t approvals_asked; /* across the turn, for request ids "<turn>.a<k>" */
@@ -78,10 +104,17 @@ struct agent {
 int agent_init(struct agent *a, const struct script_replies *replies,
                const char *user_text, const char *turn_id, const char *session_id,
                uint32_t approval_timeout_s);
+/* Makes the model external (before the first agent_next): replies are unused. */
+void agent_use_external_model(struct agent *a);
 void agent_fini(struct agent *a);
 
 /* The next action, at time now_ms (Unix milliseconds). */
 void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out);
+/* The external model's next event (copied), after AGENT_AWAIT_MODEL: call
+ * agent_next next. Returns 0, or -1 when the agent does not wait for one (it is
+ * then ignored: a late event after a cancel) or memory ran out (the call then
+ * fails). */
+int agent_model_event(struct agent *a, const struct model_event *ev);
 /* The owner asked to stop (why: TURN_STOP_CANCELLED) or turnd is stopping
  * (TURN_STOP_INTERRUPT): the next action ends the turn for that reason, and the
  * reply cut short is kept as far as it came. */

@@ -413,6 +413,12 @@ static void run_pump(struct run *r) {
       agent_idle(&r->agent);
       arm(r, act.wait_ms);
       return;
+    case AGENT_MODEL_CALL:
+    case AGENT_AWAIT_MODEL:
+      /* Only an external model asks for these, and runs have only the script
+       * model so far: nothing feeds the agent, so the run waits as it is. */
+      agent_idle(&r->agent);
+      return;
     case AGENT_END:
       return;
     }

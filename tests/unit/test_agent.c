@@ -1,0 +1,333 @@
+/* The agent core with an external model (src/agent/agent.c): what a provider
+ * streams (model events) must come out as the protocol's events, in order, with
+ * the calls the model asked for run between model calls, throttles retried and
+ * failures ended cleanly. The shell's part is played here by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "agent/agent.h"
+#include "turn/turn.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define T0 1790841600000u /* 2026-10-01T08:00:00Z */
+
+struct rig {
+  struct agent a;
+  uint64_t now;
+  turn_order *order; /* every event goes through it, as in turnd */
+  char log[8192];    /* the event types so far, space-separated */
+  char last_text[256];
+  char messages[4][1024];
+  size_t n_messages;
+};
+
+static void rig_init(struct rig *r) {
+  memset(r, 0, sizeof *r);
+  r->now = T0;
+  assert_int_equal(agent_init(&r->a, NULL, "hello", "t-1", "s-1", 300), 0);
+  agent_use_external_model(&r->a);
+  r->order = turn_order_new(NULL);
+  assert_non_null(r->order);
+}
+
+static void rig_fini(struct rig *r) {
+  assert_int_equal(turn_order_finish(r->order, NULL), TURN_OK);
+  turn_order_free(r->order);
+  agent_fini(&r->a);
+}
+
+static void take_messages(struct rig *r) {
+  struct convo_message m;
+  while (agent_take_message(&r->a, &m)) {
+    assert_true(r->n_messages < 4);
+    snprintf(r->messages[r->n_messages++], sizeof r->messages[0], "%s", m.json);
+    free(m.json);
+  }
+}
+
+/* Steps the agent until it waits for the model or the turn ends, logging each
+ * event; WAITs pass at once (time moves by their length). Returns the kind that
+ * stopped it. */
+static enum agent_action_kind pump(struct rig *r) {
+  static uint64_t seq;
+  for (int guard = 0; guard < 1000; guard++) {
+    struct agent_action act;
+    agent_next(&r->a, r->now, &act);
+    take_messages(r);
+    switch (act.kind) {
+    case AGENT_EMIT: {
+      if (act.ev.type == TURN_EV_TURN) seq = 0;
+      act.ev.seq = seq++;
+      turn_error err;
+      if (turn_order_step(r->order, &act.ev, &err) != TURN_OK) {
+        char msg[200];
+        turn_error_format(&err, msg, sizeof msg);
+        fail_msg("%s: %s seq %llu after \"%s\"", msg, turn_event_type_name(act.ev.type),
+                 (unsigned long long)act.ev.seq, r->log);
+      }
+      strcat(r->log, turn_event_type_name(act.ev.type));
+      strcat(r->log, " ");
+      if (act.ev.type == TURN_EV_TEXT || act.ev.type == TURN_EV_REASONING)
+        snprintf(r->last_text, sizeof r->last_text, "%.*s", (int)act.ev.text.delta.len,
+                 act.ev.text.delta.p);
+      if (act.ev.type == TURN_EV_NOTICE)
+        snprintf(r->last_text, sizeof r->last_text, "%.*s", (int)act.ev.notice.text.len,
+                 act.ev.notice.text.p);
+      if (act.ev.type == TURN_EV_THROTTLED)
+        snprintf(r->last_text, sizeof r->last_text, "%.3f",
+                 act.ev.throttled.delay_seconds);
+      if (act.ev.type == TURN_EV_END)
+        snprintf(r->last_text, sizeof r->last_text, "%s",
+                 turn_stop_reason_name(act.ev.end.stop_reason));
+      break;
+    }
+    case AGENT_WAIT:
+      r->now += act.wait_ms;
+      break;
+    case AGENT_AWAIT:
+      return act.kind;
+    case AGENT_MODEL_CALL:
+      strcat(r->log, "[call] ");
+      break;
+    case AGENT_AWAIT_MODEL:
+    case AGENT_END:
+      return act.kind;
+    }
+  }
+  fail_msg("the agent did not settle");
+  return AGENT_END;
+}
+
+static void feed(struct rig *r, struct model_event ev) {
+  assert_int_equal(agent_model_event(&r->a, &ev), 0);
+}
+
+static struct model_event text_ev(enum model_event_kind kind, const char *text) {
+  struct model_event ev = {.kind = kind, .text = text, .len = strlen(text)};
+  return ev;
+}
+
+static struct model_event stop_ev(enum model_stop stop) {
+  struct model_event ev = {.kind = MODEL_EV_STOP, .stop = stop};
+  return ev;
+}
+
+static void text_reply_ends_the_turn(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_string_equal(r.log, "turn [call] ");
+  feed(&r, text_ev(MODEL_EV_REASONING, "thinking"));
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  feed(&r, text_ev(MODEL_EV_TEXT, "Hi "));
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_string_equal(r.last_text, "Hi ");
+  feed(&r, text_ev(MODEL_EV_TEXT, "there"));
+  pump(&r);
+  struct model_event usage = {
+      .kind = MODEL_EV_USAGE, .input_tokens = 10, .output_tokens = 3};
+  feed(&r, usage);
+  pump(&r);
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] reasoning text text end ");
+  assert_string_equal(r.last_text, "end_turn");
+  assert_int_equal(r.a.tokens_in, 10);
+  assert_int_equal(r.a.tokens_out, 3);
+  assert_int_equal(r.n_messages, 2);
+  json_error_t jerr;
+  json_t *got = json_loads(r.messages[1], 0, &jerr);
+  json_t *want = json_loads("{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\","
+                            "\"thinking\":\"thinking\"},{\"type\":\"text\",\"text\":\"Hi "
+                            "there\"}]}",
+                            0, &jerr);
+  assert_true(json_equal(got, want));
+  json_decref(got);
+  json_decref(want);
+  rig_fini(&r);
+}
+
+/* Two calls, with ids of the provider's own: both run (demo tools), their
+ * results go back in one message, and the model is called again. */
+static void tool_calls_run_and_the_model_is_called_again(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  struct model_event start = {
+      .kind = MODEL_EV_TOOL_START, .index = 0, .id = "toolu_01A", .name = "clock"};
+  feed(&r, start);
+  pump(&r);
+  feed(&r, (struct model_event){
+               .kind = MODEL_EV_TOOL_DELTA, .index = 0, .text = "{", .len = 1});
+  pump(&r);
+  feed(&r, (struct model_event){
+               .kind = MODEL_EV_TOOL_END, .index = 0, .text = "{}", .len = 2});
+  pump(&r);
+  start.index = 1;
+  start.id = "toolu_01B";
+  start.name = "fail_tool";
+  feed(&r, start);
+  pump(&r);
+  feed(&r,
+       (struct model_event){.kind = MODEL_EV_TOOL_END, .index = 1, .text = "", .len = 0});
+  pump(&r);
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_string_equal(r.log, "turn [call] tool_use tool_input tool_use tool_input "
+                             "tool_result tool_result [call] ");
+  /* user, assistant (two tool_use), user (two tool_result) */
+  assert_int_equal(r.n_messages, 3);
+  assert_non_null(strstr(r.messages[1], "\"id\":\"toolu_01A\""));
+  assert_non_null(strstr(r.messages[1], "\"id\":\"toolu_01B\""));
+  assert_non_null(strstr(r.messages[2], "\"tool_use_id\":\"toolu_01B\""));
+  assert_non_null(strstr(r.messages[2], "\"is_error\":true"));
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  rig_fini(&r);
+}
+
+static void throttle_waits_and_calls_again(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  struct model_event busy = {.kind = MODEL_EV_ERROR,
+                             .text = "overloaded",
+                             .len = 10,
+                             .throttled = true,
+                             .retry_after_s = 2.5};
+  feed(&r, busy);
+  uint64_t before = r.now;
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_string_equal(r.log, "turn [call] throttled [call] ");
+  assert_string_equal(r.last_text, "2.500");
+  assert_int_equal(r.now - before, 2500);
+  /* Without retry-after: a backoff that doubles (plus up to a quarter) with
+   * each attempt of the call, the first included. */
+  busy.retry_after_s = -1;
+  feed(&r, busy);
+  before = r.now;
+  pump(&r);
+  assert_true(r.now - before >= 2000 && r.now - before <= 2500);
+  feed(&r, busy);
+  before = r.now;
+  pump(&r);
+  assert_true(r.now - before >= 4000 && r.now - before <= 5000);
+  feed(&r, text_ev(MODEL_EV_TEXT, "ok"));
+  pump(&r);
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.last_text, "end_turn");
+  rig_fini(&r);
+}
+
+/* Throttled past the retries the agent allows: the call fails like any other. */
+static void endless_throttling_fails_the_turn(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  struct model_event busy = {.kind = MODEL_EV_ERROR,
+                             .text = "rate limited",
+                             .len = 12,
+                             .throttled = true,
+                             .retry_after_s = 1};
+  for (int i = 0; i < 5; i++) {
+    feed(&r, busy);
+    assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  }
+  feed(&r, busy);
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_non_null(strstr(r.log, "throttled [call] notice end"));
+  assert_null(strstr(r.log, "throttled [call] throttled [call] throttled [call] "
+                            "throttled [call] throttled [call] throttled"));
+  assert_string_equal(r.last_text, "error");
+  rig_fini(&r);
+}
+
+static void failure_says_why_and_ends_with_error(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  feed(&r, text_ev(MODEL_EV_TEXT, "partial"));
+  pump(&r);
+  feed(&r, text_ev(MODEL_EV_ERROR, "the stream ended early"));
+  pump(&r);
+  assert_string_equal(r.log, "turn [call] text notice end ");
+  assert_string_equal(r.last_text, "error");
+  /* The cut reply is kept as far as it came. */
+  assert_int_equal(r.n_messages, 2);
+  assert_non_null(strstr(r.messages[1], "partial"));
+  rig_fini(&r);
+}
+
+static void max_tokens_ends_without_running_calls(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  struct model_event start = {
+      .kind = MODEL_EV_TOOL_START, .index = 0, .id = "c1", .name = "clock"};
+  feed(&r, start);
+  pump(&r);
+  feed(&r, stop_ev(MODEL_STOP_MAX_TOKENS));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] tool_use end ");
+  assert_string_equal(r.last_text, "max_tokens");
+  rig_fini(&r);
+}
+
+/* A cancel while the model streams ends the turn at once; what comes late from
+ * the transfer being torn down is refused. */
+static void cancel_ends_and_late_events_are_refused(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  feed(&r, text_ev(MODEL_EV_TEXT, "a"));
+  pump(&r);
+  agent_cancel(&r.a, TURN_STOP_CANCELLED);
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.last_text, "cancelled");
+  struct model_event late = text_ev(MODEL_EV_TEXT, "b");
+  assert_int_equal(agent_model_event(&r.a, &late), -1);
+  rig_fini(&r);
+}
+
+/* An end for a call never started is a broken stream, not a crash. */
+static void tool_end_without_start_fails(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  feed(&r, (struct model_event){
+               .kind = MODEL_EV_TOOL_END, .index = 3, .text = "{}", .len = 2});
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] notice end ");
+  rig_fini(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(text_reply_ends_the_turn),
+      cmocka_unit_test(tool_calls_run_and_the_model_is_called_again),
+      cmocka_unit_test(throttle_waits_and_calls_again),
+      cmocka_unit_test(endless_throttling_fails_the_turn),
+      cmocka_unit_test(failure_says_why_and_ends_with_error),
+      cmocka_unit_test(max_tokens_ends_without_running_calls),
+      cmocka_unit_test(cancel_ends_and_late_events_are_refused),
+      cmocka_unit_test(tool_end_without_start_fails),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
