@@ -44,6 +44,11 @@ static void rig_fini(struct rig *r) {
   agent_fini(&r->a);
 }
 
+static void log_word(struct rig *r, const char *word) {
+  size_t len = strlen(r->log);
+  snprintf(r->log + len, sizeof r->log - len, "%s ", word);
+}
+
 static void take_messages(struct rig *r) {
   struct convo_message m;
   while (agent_take_message(&r->a, &m)) {
@@ -73,8 +78,7 @@ static enum agent_action_kind pump(struct rig *r) {
         fail_msg("%s: %s seq %llu after \"%s\"", msg, turn_event_type_name(act.ev.type),
                  (unsigned long long)act.ev.seq, r->log);
       }
-      strcat(r->log, turn_event_type_name(act.ev.type));
-      strcat(r->log, " ");
+      log_word(r, turn_event_type_name(act.ev.type));
       if (act.ev.type == TURN_EV_TEXT || act.ev.type == TURN_EV_REASONING)
         snprintf(r->last_text, sizeof r->last_text, "%.*s", (int)act.ev.text.delta.len,
                  act.ev.text.delta.p);
@@ -95,7 +99,7 @@ static enum agent_action_kind pump(struct rig *r) {
     case AGENT_AWAIT:
       return act.kind;
     case AGENT_MODEL_CALL:
-      strcat(r->log, "[call] ");
+      log_word(r, "[call]");
       break;
     case AGENT_AWAIT_MODEL:
     case AGENT_END:
