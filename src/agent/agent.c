@@ -298,6 +298,10 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
     return;
   }
   case MODEL_EV_SIGNATURE:
+    convo_signature(&a->convo, (turn_str){ev->text, ev->len});
+    out->kind = AGENT_WAIT;
+    out->wait_ms = 0;
+    return;
   case MODEL_EV_TOOL_DELTA: /* nothing to show: the input goes out whole, at its end */
     out->kind = AGENT_WAIT;
     out->wait_ms = 0;

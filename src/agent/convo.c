@@ -17,6 +17,7 @@ void convo_init(struct convo *c) {
 }
 
 void convo_fini(struct convo *c) {
+  free(c->signature);
   json_decref(c->content);
   turn_buf_fini(&c->text);
   for (size_t i = 0; i < c->n_queued; i++)
@@ -35,8 +36,17 @@ static void close_block(struct convo *c) {
   /* Providers refuse empty text blocks; empty deltas said nothing. */
   if (c->text.len > 0) {
     json_t *s = json_stringn((const char *)c->text.data, c->text.len);
-    append_block(c, s == NULL ? NULL : json_pack("{s:s, s:o}", "type", key, key, s));
+    json_t *block = s == NULL ? NULL : json_pack("{s:s, s:o}", "type", key, key, s);
+    /* A provider takes its thinking back only with the signature it gave. */
+    if (block != NULL && c->block == CONVO_BLOCK_THINKING && c->signature != NULL &&
+        json_object_set_new(block, "signature", json_string(c->signature)) != 0) {
+      json_decref(block);
+      block = NULL;
+    }
+    append_block(c, block);
   }
+  free(c->signature);
+  c->signature = NULL;
   turn_buf_reset(&c->text);
   c->block = CONVO_BLOCK_NONE;
 }
@@ -104,6 +114,20 @@ void convo_text(struct convo *c, turn_str delta, uint64_t now_ms) {
 
 void convo_thinking(struct convo *c, turn_str delta, uint64_t now_ms) {
   grow_block(c, CONVO_BLOCK_THINKING, delta, now_ms);
+}
+
+void convo_signature(struct convo *c, turn_str signature) {
+  if (c->block != CONVO_BLOCK_THINKING) return; /* a signature of nothing kept */
+  /* Signatures may come in pieces, as deltas do. */
+  size_t have = c->signature != NULL ? strlen(c->signature) : 0;
+  char *grown = realloc(c->signature, have + signature.len + 1);
+  if (grown == NULL) {
+    c->lost = true;
+    return;
+  }
+  memcpy(grown + have, signature.p, signature.len);
+  grown[have + signature.len] = '\0';
+  c->signature = grown;
 }
 
 void convo_tool_use(struct convo *c, const char *id, const char *name,

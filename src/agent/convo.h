@@ -36,6 +36,7 @@ struct convo {
   uint64_t open_at_ms;    /* when its first piece came */
   enum convo_block block; /* the text block still growing, if any */
   turn_buf text;          /* that block's text so far */
+  char *signature;        /* a thinking block's signature so far (owned), or NULL */
   struct convo_message queue[CONVO_QUEUE];
   size_t n_queued;
   bool lost; /* out of memory: a message could not be kept */
@@ -49,6 +50,8 @@ void convo_fini(struct convo *c); /* frees queued messages too */
 void convo_user_text(struct convo *c, const char *text, uint64_t now_ms);
 void convo_text(struct convo *c, turn_str delta, uint64_t now_ms);
 void convo_thinking(struct convo *c, turn_str delta, uint64_t now_ms);
+/* A piece of the growing thinking block's signature (ignored without one). */
+void convo_signature(struct convo *c, turn_str signature);
 /* input_json: the call's whole input, an object as JSON text. */
 void convo_tool_use(struct convo *c, const char *id, const char *name,
                     const char *input_json, uint64_t now_ms);

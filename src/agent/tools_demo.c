@@ -11,14 +11,32 @@
 #include <time.h>
 
 static const struct demo_tool tools[] = {
-    {"clock", 0, "read"},     {"lamp_set", 2, "physical"}, {"count_slowly", 0, "read"},
-    {"fail_tool", 0, "read"}, {"render_ui", 0, "ui"},
+    {"clock", 0, "read", "The current date and time (UTC).",
+     "{\"type\":\"object\",\"properties\":{}}"},
+    {"lamp_set", 2, "physical", "Turns a lamp on or off (simulated).",
+     "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\","
+     "\"description\":\"which lamp, e.g. desk\"},\"on\":{\"type\":\"boolean\"}},"
+     "\"required\":[\"name\",\"on\"]}"},
+    {"count_slowly", 0, "read", "Counts from 1 to `to`, reporting each step.",
+     "{\"type\":\"object\",\"properties\":{\"to\":{\"type\":\"integer\","
+     "\"minimum\":1,\"maximum\":100},\"interval_ms\":{\"type\":\"integer\","
+     "\"minimum\":0,\"maximum\":10000}}}"},
+    {"fail_tool", 0, "read", "Always fails; for trying out how failures look.",
+     "{\"type\":\"object\",\"properties\":{}}"},
+    {"render_ui", 0, "ui", "Shows the owner a small HTML widget.",
+     "{\"type\":\"object\",\"properties\":{\"title\":{\"type\":\"string\"},"
+     "\"html\":{\"type\":\"string\"}},\"required\":[\"title\",\"html\"]}"},
 };
 
 const struct demo_tool *demo_tool_find(const char *name) {
   for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
     if (strcmp(tools[i].name, name) == 0) return &tools[i];
   return NULL;
+}
+
+const struct demo_tool *demo_tools(size_t *n) {
+  *n = sizeof tools / sizeof tools[0];
+  return tools;
 }
 
 static turn_str arena_str(turn_arena *arena, const char *s, size_t n) {

@@ -10,12 +10,16 @@
 
 struct demo_tool {
   const char *name;
-  int tier;           /* 0-2 */
-  const char *effect; /* "read", "physical", "ui" */
+  int tier;                 /* 0-2 */
+  const char *effect;       /* "read", "physical", "ui" */
+  const char *description;  /* for the model */
+  const char *input_schema; /* JSON Schema of its input, for the model */
 };
 
 /* The tool of that name, or NULL. */
 const struct demo_tool *demo_tool_find(const char *name);
+/* All of them (*n of them). */
+const struct demo_tool *demo_tools(size_t *n);
 
 /* count_slowly's input: how many steps and how far apart (defaults 3 and 200 ms,
  * at most 100 steps of at most 10 s). */

@@ -2,6 +2,7 @@
 #ifndef TURND_DAEMON_H
 #define TURND_DAEMON_H
 
+#include "agent/provider.h"
 #include "agent/script.h"
 #include "idmap.h"
 #include "options.h"
@@ -15,11 +16,24 @@ struct event_base;
 struct run;
 struct session;
 struct store;
+struct model_http;
+
+/* The model of --model when it is a provider's. */
+struct model_config {
+  bool external; /* anthropic:ID or openai:ID; else the script model */
+  enum provider_kind kind;
+  const char *model_id; /* the ID, borrowed from the command line */
+  char *url;            /* the endpoint (owned) */
+  char *api_key;        /* owned; NULL: none is sent */
+  char *system;         /* --system's text (owned), or NULL */
+};
 
 struct turnd {
   struct event_base *base;   /* the one loop */
   const struct options *opt; /* borrowed from main */
   struct script script;      /* the script model (demo or --model script:FILE) */
+  struct model_config model; /* a provider's model, when --model names one */
+  struct model_http *mh;     /* owned: model calls over HTTP, when external */
   struct run *runs;          /* live and recently ended turns, newest first */
   struct run *closing;       /* released runs, freed at the end of the iteration */
   struct run *ended_first;   /* ended runs still in memory, oldest first ... */
@@ -32,6 +46,7 @@ struct turnd {
   struct event *reap_ev;     /* owned: the store's writer committed (persist.c) */
   bool commit_armed;         /* commit_ev is active */
   struct run *dirty;         /* runs with events not yet in the store */
+  struct run *barrier;       /* runs waiting for the store before a model call */
   size_t ended_bytes;        /* log bytes of ended runs still in memory */
 };
 

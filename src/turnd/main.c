@@ -2,6 +2,8 @@
  * one event loop, says where it listens, and stops cleanly on SIGTERM or SIGINT. */
 #include "daemon.h"
 #include "options.h"
+#include "model_config.h"
+#include "model_http.h"
 #include "persist.h"
 #include "run.h"
 #include "server.h"
@@ -102,22 +104,27 @@ int main(int argc, char **argv) {
     return 1;
   }
   struct turnd d = {.base = base, .opt = &opt};
-  if (load_model(&d.script, opt.model) != 0) {
+  if (model_config_load(&d.model, &opt) != 0) {
     event_base_free(base);
     return 1;
   }
-  if (persist_start(&d) != 0) {
-    persist_stop(&d);
-    session_free_all(&d);
-    script_free(&d.script);
+  if (!d.model.external && load_model(&d.script, opt.model) != 0) {
+    event_base_free(base);
+    return 1;
+  }
+  if (d.model.external && (d.mh = model_http_new(base)) == NULL) {
+    fprintf(stderr, "turnd: cannot set up libcurl for the model\n");
+    model_config_free(&d.model);
     event_base_free(base);
     return 1;
   }
   struct server srv;
-  if (server_start(&srv, &d, base, &opt) != 0) {
+  if (persist_start(&d) != 0 || server_start(&srv, &d, base, &opt) != 0) {
     persist_stop(&d);
     session_free_all(&d);
     script_free(&d.script);
+    model_http_free(d.mh);
+    model_config_free(&d.model);
     event_base_free(base);
     return 1;
   }
@@ -142,6 +149,8 @@ int main(int argc, char **argv) {
   persist_stop(&d); /* after the runs: their last events are committed */
   session_free_all(&d);
   script_free(&d.script);
+  model_http_free(d.mh);
+  model_config_free(&d.model);
   event_base_free(base);
   return 0;
 }

@@ -10,11 +10,18 @@
 
 const char options_usage[] =
     "usage: turnd [--listen HOST:PORT] [--data DIR] [--model NAME] [--tools NAME]\n"
-    "             [--retain SECONDS] [--approval-timeout SECONDS]\n"
+    "             [--retain SECONDS] [--approval-timeout SECONDS] [--system FILE]\n"
+    "             [--max-tokens N] [--stall-timeout SECONDS]\n"
     "  --listen            address to serve on (default 127.0.0.1:8080; port 0 picks a\n"
     "                      free port); loopback only until devices can be paired\n"
     "  --data              folder for the store (default ./data)\n"
-    "  --model             demo (default) or script:FILE\n"
+    "  --model             demo (default), script:FILE, anthropic:MODEL_ID (key from\n"
+    "                      ANTHROPIC_API_KEY, URL from ANTHROPIC_BASE_URL) or\n"
+    "                      openai:MODEL_ID (OpenAI-compatible: OPENAI_API_KEY, optional\n"
+    "                      for a local server, and OPENAI_BASE_URL)\n"
+    "  --system            the system prompt sent with every model call, from FILE\n"
+    "  --max-tokens        a provider's output limit per model call (default 4096)\n"
+    "  --stall-timeout     seconds a provider's stream may stay silent (default 60)\n"
     "  --tools             demo (default)\n"
     "  --retain            seconds a finished turn stays in memory (default 300)\n"
     "  --approval-timeout  seconds an approval waits for the owner (default 300)\n";
@@ -49,8 +56,14 @@ static bool parse_listen(struct options *o, const char *s) {
   return true;
 }
 
+static bool has_value(const char *m, const char *prefix) {
+  size_t n = strlen(prefix);
+  return strncmp(m, prefix, n) == 0 && m[n] != '\0';
+}
+
 static bool model_name_ok(const char *m) {
-  return strcmp(m, "demo") == 0 || (strncmp(m, "script:", 7) == 0 && m[7] != '\0');
+  return strcmp(m, "demo") == 0 || has_value(m, "script:") ||
+         has_value(m, "anthropic:") || has_value(m, "openai:");
 }
 
 bool options_parse(struct options *o, int argc, char **argv, char *err, size_t cap) {
@@ -62,6 +75,8 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
   o->tools = "demo";
   o->retain_s = 300;
   o->approval_timeout_s = 300;
+  o->max_tokens = 4096;
+  o->stall_timeout_s = 60;
   err[0] = '\0';
   for (int i = 1; i < argc; i++) {
     const char *opt = argv[i];
@@ -86,6 +101,13 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
       o->tools = val;
     } else if (strcmp(opt, "--retain") == 0) {
       ok = parse_u32(val, 7 * 24 * 3600, &o->retain_s);
+    } else if (strcmp(opt, "--system") == 0) {
+      ok = val[0] != '\0';
+      o->system_file = val;
+    } else if (strcmp(opt, "--max-tokens") == 0) {
+      ok = parse_u32(val, 1u << 20, &o->max_tokens) && o->max_tokens > 0;
+    } else if (strcmp(opt, "--stall-timeout") == 0) {
+      ok = parse_u32(val, 3600, &o->stall_timeout_s) && o->stall_timeout_s > 0;
     } else if (strcmp(opt, "--approval-timeout") == 0) {
       ok = parse_u32(val, 7 * 24 * 3600, &o->approval_timeout_s) &&
            o->approval_timeout_s > 0;

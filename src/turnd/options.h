@@ -10,7 +10,11 @@ struct options {
   char listen_host[256];       /* from --listen HOST:PORT; IPv6 without brackets */
   uint16_t listen_port;        /* 0: the system picks a free port */
   const char *data_dir;        /* --data, default ./data */
-  const char *model;           /* --model, default "demo" */
+  const char *model;           /* --model: demo (default), script:FILE, anthropic:ID,
+                                  openai:ID */
+  const char *system_file;     /* --system FILE, or NULL */
+  uint32_t max_tokens;         /* --max-tokens, default 4096 */
+  uint32_t stall_timeout_s;    /* --stall-timeout, default 60 */
   const char *tools;           /* --tools, default "demo" */
   uint32_t retain_s;           /* --retain, default 300 */
   uint32_t approval_timeout_s; /* --approval-timeout, default 300 */

@@ -29,13 +29,52 @@ static void on_done(void *ctx, void *owner, uint64_t end_seq) {
   if (owner != NULL) run_committed(owner, end_seq);
 }
 
+/* Runs whose barrier the writer has passed go on (each may start a call that
+ * waits again: the list is taken first). */
+static void pass_barriers(struct turnd *d) {
+  uint64_t done = store_committed(d->store);
+  struct run **p = &d->barrier;
+  while (*p != NULL) {
+    struct run *r = *p;
+    if (r->barrier_gen > done) {
+      p = &r->next_barrier;
+      continue;
+    }
+    *p = r->next_barrier;
+    r->at_barrier = false;
+    run_barrier_passed(r);
+  }
+}
+
 /* The writer committed: readers may now be shown those events. */
 static void on_reap(evutil_socket_t fd, short events, void *arg) {
   (void)fd;
   (void)events;
   struct turnd *d = arg;
   store_reap(d->store, on_done, d);
+  pass_barriers(d);
   run_free_closing(d);
+}
+
+bool persist_barrier(struct run *r) {
+  struct turnd *d = r->d;
+  persist_pending(d);
+  uint64_t gen = store_commit(d->store);
+  if (store_committed(d->store) >= gen) return true;
+  r->barrier_gen = gen;
+  r->at_barrier = true;
+  r->next_barrier = d->barrier;
+  d->barrier = r;
+  return false;
+}
+
+void persist_barrier_leave(struct run *r) {
+  if (!r->at_barrier) return;
+  struct run **p = &r->d->barrier;
+  while (*p != r)
+    p = &(*p)->next_barrier;
+  *p = r->next_barrier;
+  r->at_barrier = false;
 }
 
 void persist_pending(struct turnd *d) {

@@ -8,6 +8,8 @@
 #ifndef TURND_PERSIST_H
 #define TURND_PERSIST_H
 
+#include <stdbool.h>
+
 struct turnd;
 struct run;
 struct session;
@@ -39,5 +41,12 @@ void persist_turn_started(struct run *r);
 void persist_message(struct run *r, struct convo_message *m);
 /* The session row as it is now (new, or its title, time or count changed). */
 void persist_session(struct turnd *d, const struct session *s);
+
+/* Before r reads its session's conversation from the store: hands everything
+ * queued to the writer. Returns true when all of it is committed already, else
+ * false, and run_barrier_passed(r) is called once it is. */
+bool persist_barrier(struct run *r);
+/* r no longer waits at its barrier (it is being freed). */
+void persist_barrier_leave(struct run *r);
 
 #endif

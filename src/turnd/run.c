@@ -50,8 +50,6 @@ struct follower {
   struct follower *next;
 };
 
-static void run_pump(struct run *r);
-
 uint64_t turnd_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -184,6 +182,7 @@ static void arm(struct run *r, uint64_t ms) {
 static void run_free(struct run *r) {
   while (r->followers != NULL)
     follower_finish(r->followers);
+  run_model_stop(r);
   persist_run_last(r);
   if (r->ended) r->d->ended_bytes -= r->log.len;
   if (r->session->running == r) r->session->running = NULL;
@@ -298,6 +297,7 @@ static void trim_log(struct run *r) {
 
 /* The end is in (or the run gave up): it joins the ended runs, oldest first. */
 static void mark_ended(struct run *r) {
+  run_model_stop(r); /* a call still streaming is torn down */
   r->ended = true;
   r->d->ended_bytes += r->log.len;
   r->ended_next = NULL;
@@ -393,7 +393,7 @@ static void run_trim(struct turnd *d, struct run *keep_run) {
   }
 }
 
-static void run_pump(struct run *r) {
+void run_pump(struct run *r) {
   for (int budget = 0; budget < PUMP_BUDGET && !r->ended; budget++) {
     struct agent_action act;
     agent_next(&r->agent, turnd_now_ms(), &act);
@@ -414,9 +414,9 @@ static void run_pump(struct run *r) {
       arm(r, act.wait_ms);
       return;
     case AGENT_MODEL_CALL:
+      run_model_call(r); /* its events come back through run_pump */
+      break;
     case AGENT_AWAIT_MODEL:
-      /* Only an external model asks for these, and runs have only the script
-       * model so far: nothing feeds the agent, so the run waits as it is. */
       agent_idle(&r->agent);
       return;
     case AGENT_END:
@@ -450,13 +450,14 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
   r->timer = evtimer_new(d->base, on_timer, r);
   turn_buf_init(&r->log, RUN_LOG_CAP, NULL);
   if (r->order == NULL || r->timer == NULL ||
-      agent_init(&r->agent, script_pick(&d->script, text), text, r->id, s->id,
-                 d->opt->approval_timeout_s) != 0) {
+      agent_init(&r->agent, d->model.external ? NULL : script_pick(&d->script, text),
+                 text, r->id, s->id, d->opt->approval_timeout_s) != 0) {
     turn_order_free(r->order);
     if (r->timer != NULL) event_free(r->timer);
     free(r);
     return NULL;
   }
+  if (d->model.external) agent_use_external_model(&r->agent);
   if (idmap_put(&d->run_ids, r->id, r) != 0) {
     agent_fini(&r->agent);
     turn_order_free(r->order);

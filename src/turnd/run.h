@@ -14,6 +14,7 @@ struct turnd;
 struct session;
 struct evhttp_request;
 struct follower;
+struct model_call;
 
 struct run {
   struct turnd *d;         /* the daemon, which lists us */
@@ -35,6 +36,10 @@ struct run {
   uint64_t stored;            /* events handed to the store: seq < stored */
   uint64_t committed;         /* events the store committed, which readers see */
   bool release_due;           /* retained long enough; waits for the commit */
+  struct model_call *call;    /* the external model's call in flight, or NULL */
+  bool at_barrier;            /* waits for the store before a model call */
+  uint64_t barrier_gen;       /* ... until the writer is done with this hand-over */
+  struct run *next_barrier;   /* in d->barrier */
   bool dirty;                 /* stored < n_events, and we are on d->dirty */
   struct run *next_dirty;     /* in d->dirty */
   struct run *next, *prev;    /* in the daemon's list (next: also in closing) */
@@ -58,6 +63,17 @@ int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq);
 /* The store committed r's events before end_seq (persist.c): readers are handed
  * them, and lines every reader has got leave memory. */
 void run_committed(struct run *r, uint64_t end_seq);
+/* Steps r's agent as far as it goes now, doing what it asks (run.c). */
+void run_pump(struct run *r);
+
+/* The agent asks for a model call (run_model.c): it starts once everything the
+ * session said is committed. */
+void run_model_call(struct run *r);
+/* Everything r's session said so far is committed (persist.c): its model call
+ * starts. */
+void run_barrier_passed(struct run *r);
+/* r's turn is over or r is going: its call, if any, stops (run_model.c). */
+void run_model_stop(struct run *r);
 
 /* The owner asked to stop. Changes nothing once the run has ended. */
 void run_cancel(struct run *r);

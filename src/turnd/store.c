@@ -238,9 +238,12 @@ static int queue(struct store *st, enum write_kind kind, const char *s0, const c
   return 0;
 }
 
-int store_commit(struct store *st) {
-  writer_hand(&st->writer, &st->open);
-  return 0;
+uint64_t store_commit(struct store *st) {
+  return writer_hand(&st->writer, &st->open);
+}
+
+uint64_t store_committed(struct store *st) {
+  return writer_done_gen(&st->writer);
 }
 
 int store_fd(const struct store *st) {

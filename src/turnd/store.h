@@ -43,8 +43,12 @@ int store_turn_add(struct store *st, const char *turn, const char *session,
 int store_events_add(struct store *st, const char *turn, uint64_t first_seq, uint64_t n,
                      uint64_t at_ms, const char *lines, size_t len, void *owner);
 int store_turn_ended(struct store *st, const char *turn);
-/* Hands what was queued to the writer; returns at once. Returns 0. */
-int store_commit(struct store *st);
+/* Hands what was queued to the writer; returns at once. Returns the number of
+ * the hand-over that holds everything queued so far (0: nothing ever was). */
+uint64_t store_commit(struct store *st);
+/* The last hand-over the writer is done with: every write queued before it is
+ * committed (or was refused). */
+uint64_t store_committed(struct store *st);
 /* Readable once handed writes are done: then call store_reap. */
 int store_fd(const struct store *st);
 /* Events store_events_add handed over with owner are done: committed, or refused

@@ -164,12 +164,14 @@ static void *writer_main(void *arg) {
       pthread_cond_wait(&w->wake, &w->lock);
     if (w->queue.first == NULL) break; /* stop, and nothing left */
     struct write_list batch = w->queue;
+    uint64_t gen = w->handed_gen; /* the batch holds every hand-over up to it */
     w->queue.first = w->queue.last = NULL;
     w->busy = true;
     pthread_mutex_unlock(&w->lock);
     carry_out_batch(w, &batch);
     pthread_mutex_lock(&w->lock);
     list_append(&w->done, &batch);
+    w->done_gen = gen;
     w->busy = false;
     uint64_t one = 1;
     /* Cannot fail: the loop drains the counter long before it could overflow. */
@@ -263,12 +265,25 @@ void writer_stop(struct writer *w) {
   w->done_fd = -1;
 }
 
-void writer_hand(struct writer *w, struct write_list *l) {
-  if (l->first == NULL || !w->started) return;
+uint64_t writer_hand(struct writer *w, struct write_list *l) {
+  if (!w->started) return 0;
   pthread_mutex_lock(&w->lock);
-  list_append(&w->queue, l);
-  pthread_cond_signal(&w->wake);
+  if (l->first != NULL) {
+    list_append(&w->queue, l);
+    w->handed_gen++;
+    pthread_cond_signal(&w->wake);
+  }
+  uint64_t gen = w->handed_gen;
   pthread_mutex_unlock(&w->lock);
+  return gen;
+}
+
+uint64_t writer_done_gen(struct writer *w) {
+  if (!w->started) return 0;
+  pthread_mutex_lock(&w->lock);
+  uint64_t gen = w->done_gen;
+  pthread_mutex_unlock(&w->lock);
+  return gen;
 }
 
 void writer_wait(struct writer *w) {

@@ -65,6 +65,8 @@ struct writer {
   pthread_cond_t idle;     /* the writer took nothing and holds nothing */
   struct write_list queue; /* handed over, not yet taken */
   struct write_list done;  /* carried out (or refused), not yet reaped */
+  uint64_t handed_gen;     /* hand-overs so far (each numbered from 1) */
+  uint64_t done_gen;       /* the last hand-over whose writes are all done */
   bool busy;               /* the writer holds a batch */
   bool stop;
   bool started;
@@ -76,8 +78,11 @@ int writer_start(struct writer *w, const char *path, char *err, size_t cap);
 /* Lets the writer finish what it was handed, stops it and frees what is left
  * (owners are not called). Safe on a writer that failed to start or is zeroed. */
 void writer_stop(struct writer *w);
-/* Appends the list to the writer's queue (the list is emptied). */
-void writer_hand(struct writer *w, struct write_list *l);
+/* Appends the list to the writer's queue (the list is emptied). Returns the
+ * number of the hand-over that holds everything queued so far. */
+uint64_t writer_hand(struct writer *w, struct write_list *l);
+/* The last hand-over whose writes are all done. */
+uint64_t writer_done_gen(struct writer *w);
 /* Blocks until everything handed over is done. */
 void writer_wait(struct writer *w);
 /* Frees every write of the list. */

@@ -1,0 +1,174 @@
+/* What both providers share: the stream object that routes SSE events to its
+ * kind's decoder and guarantees that STOP or ERROR is the last thing handed out,
+ * and the safe message made from an error answer's body. Nothing from a body
+ * but the provider's own message text ever reaches a caller, and that only cut
+ * and with its control characters replaced, since it ends up in logs and UIs. */
+#include "provider_impl.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes of a provider's message we pass on; the rest is cut. */
+#define MESSAGE_MAX 300
+
+struct provider_stream *provider_stream_new(enum provider_kind kind, model_event_cb *cb,
+                                            void *ctx) {
+  void *impl;
+  switch (kind) {
+  case PROVIDER_ANTHROPIC:
+    impl = anthropic_stream_new();
+    break;
+  case PROVIDER_OPENAI:
+    impl = openai_stream_new();
+    break;
+  default:
+    return NULL;
+  }
+  if (impl == NULL) return NULL;
+  struct provider_stream *s = malloc(sizeof *s);
+  if (s == NULL) {
+    if (kind == PROVIDER_ANTHROPIC)
+      anthropic_stream_free(impl);
+    else
+      openai_stream_free(impl);
+    return NULL;
+  }
+  *s = (struct provider_stream){kind, cb, ctx, false, impl};
+  return s;
+}
+
+void provider_stream_free(struct provider_stream *s) {
+  if (s == NULL) return;
+  if (s->kind == PROVIDER_ANTHROPIC)
+    anthropic_stream_free(s->impl);
+  else
+    openai_stream_free(s->impl);
+  free(s);
+}
+
+void provider_stream_event(struct provider_stream *s, const char *event, const char *data,
+                           size_t len) {
+  if (s->done) return; /* the decoders need not check what comes after the end */
+  if (s->kind == PROVIDER_ANTHROPIC)
+    anthropic_stream_event(s, event, data, len);
+  else
+    openai_stream_event(s, event, data, len);
+}
+
+void provider_stream_finish(struct provider_stream *s) {
+  if (s->done) return;
+  if (s->kind == PROVIDER_ANTHROPIC)
+    anthropic_stream_finish(s);
+  else
+    openai_stream_finish(s);
+  /* Whatever the decoder made of the end, the caller is promised a last event. */
+  if (!s->done) provider_fail(s, "the stream ended early");
+}
+
+bool provider_stream_done(const struct provider_stream *s) {
+  return s->done;
+}
+
+void provider_emit(struct provider_stream *s, const struct model_event *ev) {
+  if (s->done) return;
+  /* Set before the callback, so an event emitted from inside it is dropped too. */
+  if (ev->kind == MODEL_EV_STOP || ev->kind == MODEL_EV_ERROR) s->done = true;
+  s->cb(s->ctx, ev);
+}
+
+void provider_fail(struct provider_stream *s, const char *message) {
+  struct model_event ev = {.kind = MODEL_EV_ERROR,
+                           .text = message,
+                           .len = strlen(message),
+                           .throttled = false,
+                           .retry_after_s = -1};
+  provider_emit(s, &ev);
+}
+
+/* Bytes of the UTF-8 sequence at p[0..len), or 0 when it is not a valid one.
+ * jansson hands out only valid UTF-8; this checks what the cut relies on. */
+static size_t utf8_seq(const unsigned char *p, size_t len) {
+  size_t n = 0;
+  if (p[0] < 0x80)
+    n = 1;
+  else if (p[0] >= 0xc2 && p[0] < 0xe0)
+    n = 2;
+  else if (p[0] >= 0xe0 && p[0] < 0xf0)
+    n = 3;
+  else if (p[0] >= 0xf0 && p[0] < 0xf5)
+    n = 4;
+  if (n == 0 || n > len) return 0;
+  for (size_t i = 1; i < n; i++)
+    if ((p[i] & 0xc0) != 0x80) return 0;
+  return n;
+}
+
+/* The message text made safe: at most MESSAGE_MAX bytes, cut between characters;
+ * C0, DEL and C1 controls (a newline could forge a log line, an escape could
+ * drive a terminal) and invalid bytes become spaces; leading and trailing
+ * spaces go. Owned; NULL when out of memory. Empty when nothing is left. */
+static char *safe_text(const char *text, size_t len) {
+  char *out = malloc(MESSAGE_MAX + 1);
+  if (out == NULL) return NULL;
+  const unsigned char *p = (const unsigned char *)text;
+  size_t n = 0;
+  for (size_t i = 0; i < len;) {
+    size_t seq = utf8_seq(p + i, len - i);
+    bool control = seq == 0 || p[i] < 0x20 || p[i] == 0x7f ||
+                   (seq == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0);
+    if (control) {
+      seq = seq == 0 ? 1 : seq;
+      if (n == MESSAGE_MAX) break;
+      out[n++] = ' ';
+    } else {
+      if (seq > MESSAGE_MAX - n) break;
+      memcpy(out + n, p + i, seq);
+      n += seq;
+    }
+    i += seq;
+  }
+  while (n > 0 && out[n - 1] == ' ')
+    n--;
+  size_t start = 0;
+  while (start < n && out[start] == ' ')
+    start++;
+  memmove(out, out + start, n - start);
+  out[n - start] = '\0';
+  return out;
+}
+
+/* The provider's message in a parsed error body: Anthropic's and OpenAI's
+ * {"error":{"message":"..."}}, the {"error":"..."} of some servers, or a bare
+ * {"message":"..."}. NULL when it has none. */
+static const json_t *find_message(const json_t *root) {
+  const json_t *err = json_object_get(root, "error");
+  if (json_is_string(err)) return err;
+  const json_t *msg = json_object_get(err, "message");
+  if (json_is_string(msg)) return msg;
+  msg = json_object_get(root, "message");
+  return json_is_string(msg) ? msg : NULL;
+}
+
+char *provider_error_message(long status, const char *body, size_t len) {
+  json_t *root = NULL;
+  if (body != NULL) {
+    json_error_t jerr;
+    /* NULs are let in so a message holding one is still found; safe_text()
+     * replaces them. */
+    root = json_loadb(body, len, JSON_ALLOW_NUL, &jerr);
+  }
+  const json_t *msg = find_message(root);
+  char *text =
+      msg == NULL ? NULL : safe_text(json_string_value(msg), json_string_length(msg));
+  json_decref(root);
+  if (text != NULL && text[0] != '\0') return text;
+  free(text);
+
+  char fallback[64];
+  int n = snprintf(fallback, sizeof fallback, "the provider answered with status %ld",
+                   status);
+  if (n < 0) return NULL;
+  return strdup(fallback);
+}

@@ -1,0 +1,103 @@
+/* Reading a provider's settings (see model_config.h). */
+#include "model_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SYSTEM_MAX (256u << 10) /* bytes of a system prompt */
+
+/* base (without a trailing '/') + path, owned. */
+static char *join_url(const char *base, const char *path) {
+  size_t n = strlen(base);
+  while (n > 0 && base[n - 1] == '/')
+    n--;
+  size_t path_len = strlen(path);
+  char *url = malloc(n + path_len + 1);
+  if (url == NULL) return NULL;
+  memcpy(url, base, n);
+  memcpy(url + n, path, path_len + 1);
+  return url;
+}
+
+static const char *env_or(const char *name, const char *fallback) {
+  const char *v = getenv(name);
+  return v != NULL && v[0] != '\0' ? v : fallback;
+}
+
+static char *read_system(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    fprintf(stderr, "turnd: cannot read the system prompt %s: %s\n", path,
+            strerror(errno));
+    return NULL;
+  }
+  char *text = malloc(SYSTEM_MAX + 1);
+  size_t len = text != NULL ? fread(text, 1, SYSTEM_MAX + 1, f) : 0;
+  fclose(f);
+  if (text == NULL || len > SYSTEM_MAX) {
+    fprintf(stderr, "turnd: the system prompt %s is over 256 KiB\n", path);
+    free(text);
+    return NULL;
+  }
+  text[len] = '\0';
+  if (strlen(text) != len) {
+    fprintf(stderr, "turnd: the system prompt %s holds a NUL byte\n", path);
+    free(text);
+    return NULL;
+  }
+  return text;
+}
+
+int model_config_load(struct model_config *m, const struct options *o) {
+  memset(m, 0, sizeof *m);
+  const char *base, *key;
+  if (strncmp(o->model, "anthropic:", 10) == 0) {
+    m->kind = PROVIDER_ANTHROPIC;
+    m->model_id = o->model + 10;
+    base = env_or("ANTHROPIC_BASE_URL", "https://api.anthropic.com");
+    m->url = join_url(base, "/v1/messages");
+    key = env_or("ANTHROPIC_API_KEY", NULL);
+    if (key == NULL) {
+      fprintf(stderr, "turnd: --model %s needs ANTHROPIC_API_KEY\n", o->model);
+      model_config_free(m);
+      return -1;
+    }
+  } else if (strncmp(o->model, "openai:", 7) == 0) {
+    m->kind = PROVIDER_OPENAI;
+    m->model_id = o->model + 7;
+    base = env_or("OPENAI_BASE_URL", "https://api.openai.com/v1");
+    m->url = join_url(base, "/chat/completions");
+    key = env_or("OPENAI_API_KEY", NULL); /* a local server needs none */
+  } else {
+    if (o->system_file != NULL) {
+      fprintf(stderr, "turnd: --system is for a provider's model, not --model %s\n",
+              o->model);
+      return -1;
+    }
+    return 0;
+  }
+  m->external = true;
+  m->api_key = key != NULL ? strdup(key) : NULL;
+  if (o->system_file != NULL && (m->system = read_system(o->system_file)) == NULL) {
+    model_config_free(m);
+    return -1;
+  }
+  if (m->url == NULL || (key != NULL && m->api_key == NULL)) {
+    fprintf(stderr, "turnd: out of memory\n");
+    model_config_free(m);
+    return -1;
+  }
+  return 0;
+}
+
+void model_config_free(struct model_config *m) {
+  free(m->url);
+  if (m->api_key != NULL) {
+    memset(m->api_key, 0, strlen(m->api_key));
+    free(m->api_key);
+  }
+  free(m->system);
+  memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,358 @@
+/* Model calls on libcurl's multi-socket interface (see model_http.h). libcurl
+ * says which sockets to watch and when its timer is due; libevent watches them
+ * and hands the readiness back with curl_multi_socket_action. Finished
+ * transfers are collected after each action.
+ *
+ * A call's life:
+ *   STREAMING --answer ends / fails--> its last event --> freed
+ *   STREAMING --model_call_abort--> torn down at once (outside libcurl's
+ *   callbacks) or, from inside one, when libcurl returns: freed, no event */
+#include "model_http.h"
+
+#include <curl/curl.h>
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define SSE_EVENT_MAX  (1u << 20)  /* bytes of one server-sent event */
+#define ERROR_BODY_MAX (16u << 10) /* bytes of an error answer kept for its message */
+
+struct model_http {
+  struct event_base *base;
+  CURLM *multi;
+  struct event *timer;      /* libcurl's timeout */
+  struct model_call *calls; /* every call in flight */
+  int in_curl;              /* > 0 while libcurl runs our callbacks */
+};
+
+struct model_call {
+  struct model_http *mh;
+  struct model_call *next, *prev;
+  CURL *easy;
+  struct curl_slist *headers;
+  char *body;
+  model_call_cb *cb;
+  void *ctx;
+  struct sse *sse;
+  struct provider_stream *stream;
+  long status;        /* the answer's status, once its headers came */
+  double retry_after; /* seconds from retry-after, or -1 */
+  char *err_body;     /* a non-2xx answer's first bytes */
+  size_t err_len;
+  bool content; /* text, reasoning or a tool call was handed out */
+  bool over;    /* the last event was handed out */
+  bool aborted; /* the owner is gone: no more events; ends when libcurl returns */
+  char curl_err[CURL_ERROR_SIZE];
+};
+
+/* ------------------------------------------------------------- the calls */
+
+static void call_free(struct model_call *c) {
+  struct model_http *mh = c->mh;
+  if (c->prev != NULL)
+    c->prev->next = c->next;
+  else
+    mh->calls = c->next;
+  if (c->next != NULL) c->next->prev = c->prev;
+  if (c->easy != NULL) {
+    curl_multi_remove_handle(mh->multi, c->easy);
+    curl_easy_cleanup(c->easy);
+  }
+  curl_slist_free_all(c->headers);
+  sse_free(c->sse);
+  provider_stream_free(c->stream);
+  free(c->body);
+  free(c->err_body);
+  free(c);
+}
+
+/* Hands ev to the owner, unless it is gone or the call is over. */
+static void deliver(struct model_call *c, const struct model_event *ev) {
+  if (c->aborted || c->over) return;
+  struct model_event copy = *ev;
+  if (ev->kind == MODEL_EV_ERROR && ev->throttled && c->content) {
+    copy.throttled = false; /* a retry would say again what was said */
+    copy.retry_after_s = -1;
+  }
+  if (ev->kind == MODEL_EV_TEXT || ev->kind == MODEL_EV_REASONING ||
+      ev->kind == MODEL_EV_TOOL_START)
+    c->content = true;
+  if (ev->kind == MODEL_EV_STOP || ev->kind == MODEL_EV_ERROR) c->over = true;
+  c->cb(c->ctx, &copy);
+}
+
+static void fail(struct model_call *c, const char *message, bool throttled,
+                 double retry_after) {
+  struct model_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.kind = MODEL_EV_ERROR;
+  ev.text = message;
+  ev.len = strlen(message);
+  ev.throttled = throttled;
+  ev.retry_after_s = throttled ? retry_after : -1;
+  deliver(c, &ev);
+}
+
+static void on_model_event(void *ctx, const struct model_event *ev) {
+  deliver(ctx, ev);
+}
+
+static void on_sse_event(void *ctx, const char *event, const char *data, size_t len) {
+  struct model_call *c = ctx;
+  provider_stream_event(c->stream, event, data, len);
+}
+
+static bool status_ok(long status) {
+  return status >= 200 && status < 300;
+}
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg) {
+  struct model_call *c = arg;
+  size_t len = size * nmemb;
+  if (c->aborted) return 0; /* the owner is gone: libcurl stops the transfer */
+  if (c->status == 0) curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
+  if (!status_ok(c->status)) {
+    /* An error answer: keep its start for the message, drop the rest. */
+    size_t room = ERROR_BODY_MAX - c->err_len;
+    size_t take = len < room ? len : room;
+    if (take > 0) {
+      if (c->err_body == NULL && (c->err_body = malloc(ERROR_BODY_MAX + 1)) == NULL)
+        return len;
+      memcpy(c->err_body + c->err_len, ptr, take);
+      c->err_len += take;
+      c->err_body[c->err_len] = '\0';
+    }
+    return len;
+  }
+  if (sse_feed(c->sse, ptr, len) != 0)
+    fail(c, "the model's stream sent an event too large to read", false, -1);
+  return c->aborted ? 0 : len;
+}
+
+/* Reads retry-after's delay-seconds form; the HTTP-date form counts as unsaid. */
+static double parse_retry_after(const char *value, size_t len) {
+  char text[32];
+  while (len > 0 && (*value == ' ' || *value == '\t')) {
+    value++;
+    len--;
+  }
+  while (len > 0 &&
+         (value[len - 1] == '\r' || value[len - 1] == '\n' || value[len - 1] == ' '))
+    len--;
+  if (len == 0 || len >= sizeof text) return -1;
+  memcpy(text, value, len);
+  text[len] = '\0';
+  char *end;
+  double s = strtod(text, &end);
+  if (*end != '\0' || !(s >= 0) || s > 24 * 3600) return -1;
+  return s;
+}
+
+static size_t on_header(char *buffer, size_t size, size_t nitems, void *arg) {
+  struct model_call *c = arg;
+  size_t len = size * nitems;
+  static const char name[] = "retry-after:";
+  if (len > sizeof name - 1 && strncasecmp(buffer, name, sizeof name - 1) == 0)
+    c->retry_after = parse_retry_after(buffer + sizeof name - 1, len - (sizeof name - 1));
+  return len;
+}
+
+/* The transfer is over: the call's last event, from how it ended. */
+static void finished(struct model_call *c, CURLcode result) {
+  if (c->status == 0) curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
+  if (c->over || c->aborted) return;
+  if (result == CURLE_OPERATION_TIMEDOUT) {
+    fail(c, "the model's stream stalled", false, -1);
+  } else if (result != CURLE_OK && c->status == 0) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "cannot reach the model: %s", curl_easy_strerror(result));
+    fail(c, msg, false, -1);
+  } else if (!status_ok(c->status)) {
+    char *msg = provider_error_message(c->status, c->err_body, c->err_len);
+    bool throttled = c->status == 429 || c->status == 503 || c->status == 529;
+    fail(c, msg != NULL ? msg : "the model answered with an error", throttled,
+         c->retry_after);
+    free(msg);
+  } else if (result != CURLE_OK) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "the model's stream broke off: %s",
+             curl_easy_strerror(result));
+    fail(c, msg, false, -1);
+  } else {
+    sse_finish(c->sse);
+    provider_stream_finish(c->stream); /* an early end is an error there */
+  }
+}
+
+/* Collects the transfers libcurl has finished. */
+static void reap(struct model_http *mh) {
+  CURLMsg *msg;
+  int left;
+  while ((msg = curl_multi_info_read(mh->multi, &left)) != NULL) {
+    if (msg->msg != CURLMSG_DONE) continue;
+    struct model_call *c = NULL;
+    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&c);
+    CURLcode result = msg->data.result;
+    if (c == NULL) continue;
+    mh->in_curl++; /* the owner may abort from its callback: c stays until here */
+    finished(c, result);
+    mh->in_curl--;
+    call_free(c);
+  }
+}
+
+static void act(struct model_http *mh, curl_socket_t fd, int flags) {
+  int running;
+  mh->in_curl++;
+  curl_multi_socket_action(mh->multi, fd, flags, &running);
+  mh->in_curl--;
+  reap(mh);
+}
+
+/* ------------------------------------------------- libcurl <-> libevent */
+
+static void on_socket_ready(evutil_socket_t fd, short what, void *arg) {
+  int flags = ((what & EV_READ) ? CURL_CSELECT_IN : 0) |
+              ((what & EV_WRITE) ? CURL_CSELECT_OUT : 0);
+  act(arg, fd, flags);
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  act(arg, CURL_SOCKET_TIMEOUT, 0);
+}
+
+/* CURLMOPT_SOCKETFUNCTION: watch s as libcurl asks (its event rides on s). */
+static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp) {
+  (void)easy;
+  struct model_http *mh = userp;
+  struct event *ev = socketp;
+  if (what == CURL_POLL_REMOVE) {
+    if (ev != NULL) event_free(ev);
+    curl_multi_assign(mh->multi, s, NULL);
+    return 0;
+  }
+  short kind = EV_PERSIST | ((what & CURL_POLL_IN) ? EV_READ : 0) |
+               ((what & CURL_POLL_OUT) ? EV_WRITE : 0);
+  if (ev != NULL) event_free(ev);
+  ev = event_new(mh->base, s, kind, on_socket_ready, mh);
+  if (ev == NULL || event_add(ev, NULL) != 0) {
+    if (ev != NULL) event_free(ev);
+    curl_multi_assign(mh->multi, s, NULL);
+    return -1;
+  }
+  curl_multi_assign(mh->multi, s, ev);
+  return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: one timer; -1 deletes it. */
+static int on_timeout(CURLM *multi, long timeout_ms, void *userp) {
+  (void)multi;
+  struct model_http *mh = userp;
+  if (timeout_ms < 0) {
+    evtimer_del(mh->timer);
+    return 0;
+  }
+  struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  return evtimer_add(mh->timer, &tv);
+}
+
+struct model_http *model_http_new(struct event_base *base) {
+  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return NULL;
+  struct model_http *mh = calloc(1, sizeof *mh);
+  if (mh == NULL) return NULL;
+  mh->base = base;
+  mh->multi = curl_multi_init();
+  mh->timer = evtimer_new(base, on_timer, mh);
+  if (mh->multi == NULL || mh->timer == NULL) {
+    model_http_free(mh);
+    return NULL;
+  }
+  curl_multi_setopt(mh->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+  curl_multi_setopt(mh->multi, CURLMOPT_SOCKETDATA, mh);
+  curl_multi_setopt(mh->multi, CURLMOPT_TIMERFUNCTION, on_timeout);
+  curl_multi_setopt(mh->multi, CURLMOPT_TIMERDATA, mh);
+  return mh;
+}
+
+void model_http_free(struct model_http *mh) {
+  if (mh == NULL) return;
+  while (mh->calls != NULL)
+    call_free(mh->calls);
+  if (mh->multi != NULL) curl_multi_cleanup(mh->multi);
+  if (mh->timer != NULL) event_free(mh->timer);
+  free(mh);
+  curl_global_cleanup();
+}
+
+struct model_call *model_call_start(struct model_http *mh,
+                                    const struct model_call_spec *spec, model_call_cb *cb,
+                                    void *ctx) {
+  struct model_call *c = calloc(1, sizeof *c);
+  if (c == NULL) return NULL;
+  c->mh = mh;
+  c->cb = cb;
+  c->ctx = ctx;
+  c->retry_after = -1;
+  c->next = mh->calls;
+  if (mh->calls != NULL) mh->calls->prev = c;
+  mh->calls = c;
+  c->body = strdup(spec->body);
+  c->sse = sse_new(SSE_EVENT_MAX, on_sse_event, c);
+  c->stream = provider_stream_new(spec->kind, on_model_event, c);
+  c->easy = curl_easy_init();
+  struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+  c->headers = h;
+  if (h != NULL) h = curl_slist_append(c->headers, "Accept: text/event-stream");
+  /* No "Expect: 100-continue" wait before a large body. */
+  if (h != NULL) h = curl_slist_append(c->headers, "Expect:");
+  char auth[1024];
+  if (h != NULL && spec->api_key != NULL && spec->api_key[0] != '\0') {
+    if (spec->kind == PROVIDER_ANTHROPIC)
+      snprintf(auth, sizeof auth, "x-api-key: %s", spec->api_key);
+    else
+      snprintf(auth, sizeof auth, "Authorization: Bearer %s", spec->api_key);
+    h = curl_slist_append(c->headers, auth);
+    memset(auth, 0, sizeof auth); /* the key lives in the request only */
+  }
+  if (h != NULL && spec->kind == PROVIDER_ANTHROPIC)
+    h = curl_slist_append(c->headers, "anthropic-version: 2023-06-01");
+  if (c->body == NULL || c->sse == NULL || c->stream == NULL || c->easy == NULL ||
+      h == NULL) {
+    call_free(c);
+    return NULL;
+  }
+  CURL *e = c->easy;
+  curl_easy_setopt(e, CURLOPT_URL, spec->url);
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDS, c->body);
+  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(c->body));
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, c);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, c);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->curl_err);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
+  /* A stream that sends nothing for this long is stalled (providers ping). */
+  curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)spec->stall_timeout_s);
+  if (curl_multi_add_handle(mh->multi, e) != CURLM_OK) {
+    call_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+void model_call_abort(struct model_call *c) {
+  c->aborted = true;
+  /* Inside libcurl's callbacks the handle must stay: on_body returns 0 and the
+   * transfer ends as a write error, which reap() frees. */
+  if (c->mh->in_curl == 0) call_free(c);
+}

@@ -1,0 +1,52 @@
+/* Model calls over HTTP: libcurl's multi interface driven by turnd's libevent
+ * loop (no thread, no blocking call). A call posts a provider's request body and
+ * streams the answer through the SSE parser and the provider's decoder
+ * (agent/provider.h) to its owner as model events (agent/model.h).
+ *
+ * Failures become the call's last event, MODEL_EV_ERROR, with a message that
+ * holds no key and no request bytes: the transfer's (connection refused, cut,
+ * stalled), or the provider's answer to a status other than 2xx. A 429, 503 or
+ * 529 is throttled, with the retry-after header's seconds when it has them; a
+ * throttle that comes after the reply began is a plain failure, since a retry
+ * would say it again. */
+#ifndef TURND_MODEL_HTTP_H
+#define TURND_MODEL_HTTP_H
+
+#include "agent/model.h"
+#include "agent/provider.h"
+
+#include <stdint.h>
+
+struct event_base;
+struct model_http;
+struct model_call;
+
+/* One per daemon. Returns NULL when libcurl cannot be set up. */
+struct model_http *model_http_new(struct event_base *base);
+/* Aborts every call (their owners are not called) and frees. Accepts NULL. */
+void model_http_free(struct model_http *mh);
+
+struct model_call_spec {
+  enum provider_kind kind;
+  const char *url;          /* the endpoint */
+  const char *api_key;      /* NULL or "": no key is sent (a local server) */
+  const char *body;         /* the request body (provider_*_body) */
+  uint32_t stall_timeout_s; /* a stream silent this long fails */
+};
+
+/* Every model event of the call, in order; the last is MODEL_EV_STOP or
+ * MODEL_EV_ERROR, and the call is freed once cb returns from it: the owner
+ * forgets the call there. */
+typedef void model_call_cb(void *ctx, const struct model_event *ev);
+
+/* Starts a call (copies spec's strings). Returns it, or NULL when it could not
+ * start (out of memory): then cb is never called. */
+struct model_call *model_call_start(struct model_http *mh,
+                                    const struct model_call_spec *spec, model_call_cb *cb,
+                                    void *ctx);
+/* The owner is going: cb is not called again, and the transfer is torn down at
+ * once (from inside cb: as soon as libcurl lets go of it). Not after the last
+ * event. */
+void model_call_abort(struct model_call *c);
+
+#endif

@@ -1,0 +1,126 @@
+/* A run's calls to an external model (a provider): the conversation is read
+ * from the store (after a barrier, so that it holds everything said so far),
+ * sent with the provider's request body, and the answer's model events are fed
+ * to the agent one by one, pumping it after each. */
+#include "run.h"
+
+#include "agent/tools_demo.h"
+#include "daemon.h"
+#include "model_http.h"
+#include "persist.h"
+#include "session.h"
+#include "store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct messages {
+  char **json;
+  size_t n, cap;
+};
+
+static int add_message(void *ctx, uint64_t n, const char *turn, uint64_t at_ms,
+                       const char *json) {
+  (void)n;
+  (void)turn;
+  (void)at_ms;
+  struct messages *m = ctx;
+  if (m->n == m->cap) {
+    size_t cap = m->cap == 0 ? 16 : m->cap * 2;
+    char **grown = realloc(m->json, cap * sizeof *grown);
+    if (grown == NULL) return -1;
+    m->json = grown;
+    m->cap = cap;
+  }
+  if ((m->json[m->n] = strdup(json)) == NULL) return -1;
+  m->n++;
+  return 0;
+}
+
+static void messages_free(struct messages *m) {
+  for (size_t i = 0; i < m->n; i++)
+    free(m->json[i]);
+  free(m->json);
+}
+
+/* The request body for the run's next call, owned; NULL on failure. */
+static char *request_body(struct run *r) {
+  const struct model_config *mc = &r->d->model;
+  struct messages m = {NULL, 0, 0};
+  char *body = NULL;
+  if (store_messages_each(r->d->store, r->session->id, add_message, &m) == 0) {
+    size_t n_tools;
+    const struct demo_tool *demo = demo_tools(&n_tools);
+    struct provider_tool tools[8];
+    if (n_tools > sizeof tools / sizeof tools[0])
+      n_tools = sizeof tools / sizeof tools[0];
+    for (size_t i = 0; i < n_tools; i++)
+      tools[i] =
+          (struct provider_tool){demo[i].name, demo[i].description, demo[i].input_schema};
+    struct provider_request req = {
+        .model = mc->model_id,
+        .system = mc->system,
+        .messages = (const char *const *)m.json,
+        .n_messages = m.n,
+        .tools = tools,
+        .n_tools = n_tools,
+        .max_tokens = r->d->opt->max_tokens,
+    };
+    body = mc->kind == PROVIDER_ANTHROPIC ? provider_anthropic_body(&req)
+                                          : provider_openai_body(&req);
+  }
+  messages_free(&m);
+  return body;
+}
+
+static void feed(struct run *r, const struct model_event *ev) {
+  agent_model_event(&r->agent, ev); /* a refusal: the turn already ended */
+  run_pump(r);
+}
+
+static void on_model_event(void *ctx, const struct model_event *ev) {
+  struct run *r = ctx;
+  if (ev->kind == MODEL_EV_STOP || ev->kind == MODEL_EV_ERROR)
+    r->call = NULL; /* its last event: model_http frees it */
+  feed(r, ev);
+}
+
+static void call_failed(struct run *r, const char *why) {
+  struct model_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.kind = MODEL_EV_ERROR;
+  ev.text = why;
+  ev.len = strlen(why);
+  feed(r, &ev);
+}
+
+void run_barrier_passed(struct run *r) {
+  if (r->ended || r->call != NULL) return;
+  char *body = request_body(r);
+  if (body == NULL) {
+    call_failed(r, "turnd could not build the request");
+    return;
+  }
+  const struct model_config *mc = &r->d->model;
+  struct model_call_spec spec = {
+      .kind = mc->kind,
+      .url = mc->url,
+      .api_key = mc->api_key,
+      .body = body,
+      .stall_timeout_s = r->d->opt->stall_timeout_s,
+  };
+  r->call = model_call_start(r->d->mh, &spec, on_model_event, r);
+  free(body);
+  if (r->call == NULL) call_failed(r, "turnd could not start the request");
+}
+
+void run_model_call(struct run *r) {
+  if (persist_barrier(r)) run_barrier_passed(r);
+}
+
+void run_model_stop(struct run *r) {
+  persist_barrier_leave(r);
+  if (r->call != NULL) model_call_abort(r->call);
+  r->call = NULL;
+}
