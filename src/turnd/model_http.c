@@ -42,6 +42,7 @@ struct model_call {
   double retry_after; /* seconds from retry-after, or -1 */
   char *err_body;     /* a non-2xx answer's first bytes */
   size_t err_len;
+  bool added;   /* the easy handle is in the multi */
   bool content; /* text, reasoning or a tool call was handed out */
   bool over;    /* the last event was handed out */
   bool aborted; /* the owner is gone: no more events; ends when libcurl returns */
@@ -58,7 +59,7 @@ static void call_free(struct model_call *c) {
     mh->calls = c->next;
   if (c->next != NULL) c->next->prev = c->prev;
   if (c->easy != NULL) {
-    curl_multi_remove_handle(mh->multi, c->easy);
+    if (c->added) curl_multi_remove_handle(mh->multi, c->easy);
     curl_easy_cleanup(c->easy);
   }
   curl_slist_free_all(c->headers);
@@ -204,12 +205,40 @@ static void reap(struct model_http *mh) {
   }
 }
 
+/* Hands libcurl the calls started while it ran our callbacks (it refuses a
+ * handle added from inside them). One that it refuses now fails. */
+static void add_waiting(struct model_http *mh) {
+  bool again = true;
+  while (again) { /* a failure's callback may start another call */
+    again = false;
+    for (struct model_call *c = mh->calls; c != NULL; c = c->next) {
+      if (c->added) continue;
+      if (c->aborted) { /* given up before libcurl ever had it */
+        call_free(c);
+        again = true;
+        break;
+      }
+      if (curl_multi_add_handle(mh->multi, c->easy) == CURLM_OK) {
+        c->added = true;
+        continue;
+      }
+      mh->in_curl++;
+      fail(c, "turnd could not start the request", false, -1);
+      mh->in_curl--;
+      call_free(c);
+      again = true;
+      break;
+    }
+  }
+}
+
 static void act(struct model_http *mh, curl_socket_t fd, int flags) {
   int running;
   mh->in_curl++;
   curl_multi_socket_action(mh->multi, fd, flags, &running);
   mh->in_curl--;
   reap(mh);
+  add_waiting(mh);
 }
 
 /* ------------------------------------------------- libcurl <-> libevent */
@@ -343,10 +372,12 @@ struct model_call *model_call_start(struct model_http *mh,
   /* A stream that sends nothing for this long is stalled (providers ping). */
   curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)spec->stall_timeout_s);
+  if (mh->in_curl > 0) return c; /* libcurl is busy with us: added when it returns */
   if (curl_multi_add_handle(mh->multi, e) != CURLM_OK) {
     call_free(c);
     return NULL;
   }
+  c->added = true;
   return c;
 }
 

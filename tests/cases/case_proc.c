@@ -43,15 +43,19 @@ static void close_inherited(void) {
     close((int)fd);
 }
 
-/* Forks turnd with its stdout (and stderr when err_fd is not NULL) on pipes. */
-static pid_t spawn(const char *data_dir, const char *const *args, int *out_fd,
-                   int *err_fd) {
-  const char *argv[MAX_ARGV + 6] = {TURND_PATH, "--listen", "127.0.0.1:0", "--data",
-                                    data_dir};
-  size_t n = 5;
+/* turnd's command line: --listen, --data, then args. argv has MAX_ARGV + 6. */
+static void turnd_argv(const char **argv, const char *data_dir, const char *const *args) {
+  const char *head[] = {TURND_PATH, "--listen", "127.0.0.1:0", "--data", data_dir};
+  size_t n = 0;
+  for (; n < 5; n++)
+    argv[n] = head[n];
   for (size_t i = 0; args != NULL && args[i] != NULL && i < MAX_ARGV; i++)
     argv[n++] = args[i];
   argv[n] = NULL;
+}
+
+/* Forks argv[0] with its stdout (and stderr when err_fd is not NULL) on pipes. */
+static pid_t spawn(const char *const *argv, int *out_fd, int *err_fd) {
   int out[2], err[2] = {-1, -1};
   if (pipe(out) != 0) return -1;
   if (err_fd != NULL && pipe(err) != 0) {
@@ -66,7 +70,7 @@ static pid_t spawn(const char *data_dir, const char *const *args, int *out_fd,
     dup2(out[1], STDOUT_FILENO);
     if (err_fd != NULL) dup2(err[1], STDERR_FILENO);
     close_inherited();
-    execv(TURND_PATH, (char *const *)argv);
+    execv(argv[0], (char *const *)argv);
     _exit(127);
   }
   close(out[1]);
@@ -82,9 +86,15 @@ static pid_t spawn(const char *data_dir, const char *const *args, int *out_fd,
 }
 
 int case_proc_start(struct case_proc *p, const char *data_dir, const char *const *args) {
+  const char *argv[MAX_ARGV + 6];
+  turnd_argv(argv, data_dir, args);
+  return case_proc_start_program(p, argv);
+}
+
+int case_proc_start_program(struct case_proc *p, const char *const *argv) {
   memset(p, 0, sizeof *p);
   int fd;
-  p->pid = spawn(data_dir, args, &fd, NULL);
+  p->pid = spawn(argv, &fd, NULL);
   if (p->pid < 0) {
     p->pid = 0;
     return -1;
@@ -156,7 +166,9 @@ int case_proc_run(struct case_proc_run *r, const char *data_dir, const char *con
   if (!append(&r->out, &lens[0], "", 0) || !append(&r->err, &lens[1], "", 0)) return -1;
   struct case_proc p = {0};
   int fds[2];
-  p.pid = spawn(data_dir, args, &fds[0], &fds[1]);
+  const char *argv[MAX_ARGV + 6];
+  turnd_argv(argv, data_dir, args);
+  p.pid = spawn(argv, &fds[0], &fds[1]);
   if (p.pid < 0) return -1;
   long long deadline = now_ms() + safety_ms;
   bool told_to_stop = false, ok = true;

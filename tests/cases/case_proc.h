@@ -22,6 +22,9 @@ struct case_proc {
  * where it listens; else -1, with whatever it printed in p->listen_line, and the
  * process waited for. */
 int case_proc_start(struct case_proc *p, const char *data_dir, const char *const *args);
+/* The same for another program that prints turnd's "listening on" line first
+ * (the fake model provider): argv[0] is its path (all borrowed). */
+int case_proc_start_program(struct case_proc *p, const char *const *argv);
 
 /* Sends sig (0: none) and waits up to safety_ms for the exit; past that the
  * process is killed. Returns the exit status (128 + N when signal N ended it), or

@@ -41,6 +41,8 @@ static struct {
   char root[64];             /* the case's temporary folder; "" when none */
   char data_dir[96];         /* root/data: turnd's data folder, kept across starts */
   char model_arg[128];       /* script:root/model.json; "" without [model] */
+  char provider[16];         /* [provider]: "anthropic" or "openai"; "" without */
+  struct case_proc fake;     /* the fake provider, once started */
   struct case_proc turnd;    /* the daemon, once started */
   bool started;              /* turnd runs and has not been stopped */
   struct case_net net;       /* every request; set up for the second reading */
@@ -91,6 +93,7 @@ _Noreturn void case_fail(unsigned line_no, const char *fmt, ...) {
     print_lines(shown[k].label, shown[k].lines, shown[k].n);
   if (R.started) case_proc_stop(&R.turnd, SIGKILL, CASE_SAFETY_MS);
   R.started = false;
+  if (R.fake.pid > 0) case_proc_stop(&R.fake, SIGKILL, CASE_SAFETY_MS);
   remove_root();
   exit(1);
 }
@@ -276,12 +279,35 @@ static void make_root(void) {
   }
   snprintf(R.data_dir, sizeof R.data_dir, "%s/data", R.root);
   if (R.model == NULL) return;
+  if (R.provider[0] != '\0') case_fail(0, "a case has [model] or [provider], not both");
   char path[96];
   snprintf(path, sizeof path, "%s/model.json", R.root);
   FILE *f = fopen(path, "w");
   if (f == NULL || fputs(R.model, f) < 0 || fclose(f) != 0)
     case_fail(0, "cannot write the model script %s", path);
   snprintf(R.model_arg, sizeof R.model_arg, "script:%s", path);
+}
+
+/* [provider] KIND: the fake provider runs for the whole case, and turnd is
+ * pointed at it through the environment it inherits, as an owner would point it
+ * at a real one. */
+
+static void start_provider(void) {
+  if (R.provider[0] == '\0') return;
+  char log[128];
+  snprintf(log, sizeof log, "%s/provider.log", R.root);
+  const char *argv[] = {
+      FAKE_PROVIDER_PATH, "--listen", "127.0.0.1:0", "--log", log, NULL};
+  if (case_proc_start_program(&R.fake, argv) != 0)
+    case_fail(0, "the fake provider did not start (it printed \"%s\")",
+              R.fake.listen_line);
+  bool anthropic = strcmp(R.provider, "anthropic") == 0;
+  char url[96];
+  snprintf(url, sizeof url, "%s%s", R.fake.base_url, anthropic ? "" : "/v1");
+  if (setenv(anthropic ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL", url, 1) != 0 ||
+      setenv(anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY", "test-key", 1) != 0)
+    case_fail(0, "cannot set the environment");
+  snprintf(R.model_arg, sizeof R.model_arg, "%s:fake-model", R.provider);
 }
 
 /* turnd's arguments after --listen and --data: the model, then [turnd]'s. */
@@ -420,10 +446,16 @@ static bool run_line(char *line, unsigned line_no, bool seen_request) {
   *close = '\0';
   const char *name = line + 1;
   char *arg = trim(close + 1);
-  if (strcmp(name, "model") == 0 || strcmp(name, "turnd") == 0) {
+  if (strcmp(name, "model") == 0 || strcmp(name, "turnd") == 0 ||
+      strcmp(name, "provider") == 0) {
     if (R.acted) case_fail(line_no, "[%s] comes before every other directive", name);
     if (R.dry && name[0] == 'm') add_model(arg, line_no);
     if (R.dry && name[0] == 't') add_args(arg, line_no);
+    if (R.dry && name[0] == 'p') {
+      if (strcmp(arg, "anthropic") != 0 && strcmp(arg, "openai") != 0)
+        case_fail(line_no, "[provider] is anthropic or openai");
+      snprintf(R.provider, sizeof R.provider, "%s", arg);
+    }
     return false;
   }
   R.acted = true;
@@ -524,9 +556,12 @@ static void run_case(void) {
   R.stopped = R.acted = false;
   if (case_net_init(&R.net) != 0) case_fail(0, "libcurl did not start");
   make_root();
+  start_provider();
   start_turnd(0);
   run_lines(lines, n);
   if (!R.stopped) stop_turnd((unsigned)n);
+  if (R.fake.pid > 0 && case_proc_stop(&R.fake, SIGTERM, CASE_SAFETY_MS) != 0)
+    case_fail(0, "the fake provider did not stop cleanly");
   case_net_fini(&R.net);
   remove_root();
   printf("ok %s\n", lines[0] + 2);

@@ -1,0 +1,182 @@
+/* Scenarios, keyed by words in the user's text (see README.md). The table's
+ * order is the match order: "two tools" must come before "tool", or the former
+ * could never be chosen. Tool inputs arrive in many small pieces, cut inside
+ * names and values, so a client that parses a piece alone is caught. */
+#include "scenario.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+  const char *keyword; /* NULL: hello, the fallback */
+  const char *name;
+} table[SCENARIO_N] = {
+    [SCENARIO_STALL] = {"stall", "stall"},
+    [SCENARIO_CUT] = {"cut", "cut"},
+    [SCENARIO_MIDSTREAM] = {"midstream", "midstream"},
+    [SCENARIO_HTTP500] = {"http500", "http500"},
+    [SCENARIO_RETRY_AFTER] = {"retry-after", "retry-after"},
+    [SCENARIO_BACKOFF] = {"backoff", "backoff"},
+    [SCENARIO_OVERLOADED] = {"overloaded", "overloaded"},
+    [SCENARIO_MAXTOKENS] = {"maxtokens", "maxtokens"},
+    [SCENARIO_THINK] = {"think", "think"},
+    [SCENARIO_LAMP] = {"lamp", "lamp"},
+    [SCENARIO_TWO_TOOLS] = {"two tools", "two-tools"},
+    [SCENARIO_TOOL] = {"tool", "tool"},
+    [SCENARIO_SLOW] = {"slow", "slow"},
+    [SCENARIO_MANY] = {"many", "many"},
+    [SCENARIO_HELLO] = {NULL, "hello"},
+};
+
+enum scenario scenario_of(const char *text) {
+  if (text == NULL) return SCENARIO_HELLO;
+  for (int sc = 0; sc < SCENARIO_N; sc++)
+    if (table[sc].keyword != NULL && strstr(text, table[sc].keyword) != NULL)
+      return (enum scenario)sc;
+  return SCENARIO_HELLO;
+}
+
+const char *scenario_name(enum scenario sc) {
+  return (unsigned)sc < SCENARIO_N ? table[sc].name : "?";
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *const hello[] = {"Hello", " from", " the fake", " model."};
+static const char *const truncated[] = {"This answer", " runs", " out of"};
+static const char *const thinking[] = {"The user", " wants me", " to think.", " I will."};
+static const char *const thought[] = {"I thought", " about it."};
+/* Around tool calls the text is one delta each, so a test can name it whole. */
+static const char *const lamp_intro[] = {"I will turn on the desk lamp."};
+static const char *const lamp_done[] = {"Done."};
+static const char *const clock_intro[] = {"Let me look at the clock."};
+static const char *const clock_done[] = {"The clock says hello."};
+static const char *const both_done[] = {"The clock and the count are done."};
+
+/* Joined: {"name": "desk", "on": true} */
+static const char *const lamp_input[] = {"",       "{\"na",  "me\":", " \"de",
+                                         "sk\", ", "\"on\"", ": tr",  "ue}"};
+/* Joined: {} */
+static const char *const clock_input[] = {"", "{", "}"};
+/* Joined: {"to": 2, "interval_ms": 1} */
+static const char *const count_input[] = {"",          "{\"to\"",  ": 2",
+                                          ", \"inter", "val_ms\"", ": 1}"};
+
+/* Thinking blocks are signed; a client must send this back unchanged. */
+static const char signature[] = "EqQBCkYIBRgCKkBmYWtlLXNpZ25hdHVyZS1mb3ItdHVybmQtdGVzdHM";
+
+#define EVENT_MS 3   /* between events: the client must really read a stream */
+#define SLOW_MS  100 /* between the slow scenario's deltas: time to cancel */
+#define N_SLOW   50
+#define N_MANY   500
+
+static void set_text(struct answer *a, const char *const *text, size_t n) {
+  a->text = text;
+  a->n_text = n;
+}
+
+static void add_tool(struct answer *a, const char *name, const char *const *input,
+                     size_t n) {
+  a->tools[a->n_tools++] = (struct answer_tool){name, input, n};
+  a->stop = STOP_TOOL_USE;
+}
+
+void answer_for(struct answer *a, enum scenario sc, bool after_tools, unsigned attempt) {
+  memset(a, 0, sizeof *a);
+  a->stop = STOP_END_TURN;
+  a->ending = ENDING_NORMAL;
+  a->event_ms = EVENT_MS;
+  a->delta_ms = EVENT_MS;
+  set_text(a, hello, N(hello));
+  switch (sc) {
+  case SCENARIO_STALL:
+    set_text(a, hello, 1);
+    a->ending = ENDING_STALL;
+    break;
+  case SCENARIO_CUT:
+    set_text(a, hello, 3);
+    a->ending = ENDING_CUT;
+    break;
+  case SCENARIO_MIDSTREAM:
+    set_text(a, hello, 3);
+    a->ending = ENDING_ERROR;
+    break;
+  case SCENARIO_HTTP500:
+    a->failure = ANSWER_SERVER_ERROR;
+    break;
+  case SCENARIO_RETRY_AFTER:
+    if (attempt <= 1) {
+      a->failure = ANSWER_RATE_LIMITED;
+      a->retry_after_s = 1;
+    }
+    break;
+  case SCENARIO_BACKOFF:
+    if (attempt <= 1) a->failure = ANSWER_RATE_LIMITED;
+    break;
+  case SCENARIO_OVERLOADED:
+    if (attempt <= 1) a->failure = ANSWER_OVERLOADED;
+    break;
+  case SCENARIO_MAXTOKENS:
+    set_text(a, truncated, N(truncated));
+    a->stop = STOP_MAX_TOKENS;
+    break;
+  case SCENARIO_THINK:
+    a->thinking = thinking;
+    a->n_thinking = N(thinking);
+    a->signature = signature;
+    set_text(a, thought, N(thought));
+    break;
+  case SCENARIO_LAMP:
+    if (after_tools) {
+      set_text(a, lamp_done, N(lamp_done));
+    } else {
+      set_text(a, lamp_intro, N(lamp_intro));
+      add_tool(a, "lamp_set", lamp_input, N(lamp_input));
+    }
+    break;
+  case SCENARIO_TWO_TOOLS:
+    if (after_tools) {
+      set_text(a, both_done, N(both_done));
+    } else {
+      set_text(a, NULL, 0); /* the tools come first: no text block at all */
+      add_tool(a, "clock", clock_input, N(clock_input));
+      add_tool(a, "count_slowly", count_input, N(count_input));
+    }
+    break;
+  case SCENARIO_TOOL:
+    if (after_tools) {
+      set_text(a, clock_done, N(clock_done));
+    } else {
+      set_text(a, clock_intro, N(clock_intro));
+      add_tool(a, "clock", clock_input, N(clock_input));
+    }
+    break;
+  case SCENARIO_SLOW:
+    set_text(a, NULL, N_SLOW);
+    a->counted = "tick";
+    a->delta_ms = SLOW_MS;
+    break;
+  case SCENARIO_MANY:
+    set_text(a, NULL, N_MANY);
+    a->counted = "word";
+    a->event_ms = 0;
+    a->delta_ms = 0;
+    break;
+  case SCENARIO_HELLO:
+  case SCENARIO_N:
+    break;
+  }
+}
+
+const char *answer_text(const struct answer *a, size_t i, char *buf, size_t cap) {
+  if (a->text != NULL) return a->text[i];
+  snprintf(buf, cap, "%s%s %zu", i == 0 ? "" : " ", a->counted, i + 1);
+  return buf;
+}
+
+size_t answer_output_tokens(const struct answer *a) {
+  size_t n = a->n_thinking + a->n_text;
+  for (size_t i = 0; i < a->n_tools; i++)
+    n += a->tools[i].n_input;
+  return n > 0 ? n : 1;
+}

@@ -1,0 +1,88 @@
+/* The fake provider's scenarios: which answer a request gets, told without any
+ * provider's wire format. A keyword in the latest user text picks the scenario;
+ * anthropic.c and openai.c turn the answer into their own stream or error. */
+#ifndef FAKE_SCENARIO_H
+#define FAKE_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum scenario {
+  SCENARIO_HELLO, /* 0: no keyword */
+  SCENARIO_STALL,
+  SCENARIO_CUT,
+  SCENARIO_MIDSTREAM,
+  SCENARIO_HTTP500,
+  SCENARIO_RETRY_AFTER,
+  SCENARIO_BACKOFF,
+  SCENARIO_OVERLOADED,
+  SCENARIO_MAXTOKENS,
+  SCENARIO_THINK,
+  SCENARIO_LAMP,
+  SCENARIO_TWO_TOOLS,
+  SCENARIO_TOOL,
+  SCENARIO_SLOW,
+  SCENARIO_MANY,
+  SCENARIO_N
+};
+
+/* The scenario text asks for: the first keyword of the table (in its order, not
+ * the text's) that text holds, case-sensitively; hello when none does or text
+ * is NULL. Borrows text. */
+enum scenario scenario_of(const char *text);
+/* A name for the log: the keyword, "two-tools" for "two tools", or "hello". */
+const char *scenario_name(enum scenario sc);
+
+/* An answer either fails with an HTTP status or streams. */
+enum answer_failure {
+  ANSWER_STREAMS,      /* 0: a 200 stream */
+  ANSWER_RATE_LIMITED, /* 429 */
+  ANSWER_OVERLOADED,   /* Anthropic 529, OpenAI 503 */
+  ANSWER_SERVER_ERROR  /* 500 */
+};
+
+enum answer_stop { STOP_END_TURN, STOP_MAX_TOKENS, STOP_TOOL_USE };
+
+/* How a stream ends after its text deltas. Only answers with text and without
+ * tools end other than normally. */
+enum answer_ending {
+  ENDING_NORMAL, /* the blocks' stops, the stop reason, the end of the reply */
+  ENDING_STALL,  /* nothing more; the connection stays open */
+  ENDING_CUT,    /* the connection is closed, the reply never ends */
+  ENDING_ERROR   /* the provider's error event, then the end of the reply */
+};
+
+struct answer_tool {
+  const char *name;
+  const char *const *input; /* pieces of the input's JSON, in order; the first is "" */
+  size_t n_input;
+};
+
+/* Pieces are what each delta carries. All strings are static. */
+struct answer {
+  enum answer_failure failure;
+  unsigned retry_after_s; /* with ANSWER_RATE_LIMITED: the retry-after header; 0: none */
+  const char *const *thinking; /* thinking pieces, then one signature */
+  size_t n_thinking;
+  const char *signature;
+  const char *const *text; /* text pieces; NULL when counted */
+  size_t n_text;
+  const char *counted; /* text == NULL: piece i is "COUNTED i+1", space-separated */
+  struct answer_tool tools[2];
+  size_t n_tools;
+  enum answer_stop stop;
+  enum answer_ending ending;
+  unsigned event_ms; /* wait before each event after the first; 0: all in one go */
+  unsigned delta_ms; /* wait before each text delta */
+};
+
+/* The answer for sc. after_tools: the request's last message is tool results.
+ * attempt counts this request among the conversation's identical ones, from 1:
+ * the scenarios that fail once fail on attempt 1 only. */
+void answer_for(struct answer *a, enum scenario sc, bool after_tools, unsigned attempt);
+/* Text piece i < a->n_text: a static string, or one written into buf. */
+const char *answer_text(const struct answer *a, size_t i, char *buf, size_t cap);
+/* The output token count the usage reports: one per delta. */
+size_t answer_output_tokens(const struct answer *a);
+
+#endif
