@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_MODEL_CALLS 20         /* a script that calls tools forever still ends */
+#define MAX_MODEL_CALLS 20         /* by default: a model that calls tools forever ends */
+#define HELD_CAP        (1u << 20) /* bytes of coalesced text held at once */
 #define MAX_RETRIES     5          /* throttled attempts of one call before it fails */
 #define INBOX_CAP       (2u << 20) /* bytes of one model event's strings */
 
@@ -32,6 +33,8 @@ int agent_init(struct agent *a, const struct script_replies *replies,
   a->session_id = strdup(session_id);
   turn_arena_init(&a->arena, NULL);
   turn_buf_init(&a->inbox_text, INBOX_CAP, NULL);
+  turn_buf_init(&a->held, HELD_CAP, NULL);
+  a->limits.max_model_calls = MAX_MODEL_CALLS;
   convo_init(&a->convo);
   a->state = AGENT_S_TURN;
   a->stop = TURN_STOP_END_TURN;
@@ -44,6 +47,11 @@ int agent_init(struct agent *a, const struct script_replies *replies,
 
 void agent_use_external_model(struct agent *a) {
   a->external = true;
+}
+
+void agent_set_limits(struct agent *a, const struct agent_limits *l) {
+  a->limits = *l;
+  if (a->limits.max_model_calls == 0) a->limits.max_model_calls = MAX_MODEL_CALLS;
 }
 
 static void calls_clear(struct agent *a) {
@@ -63,6 +71,7 @@ void agent_fini(struct agent *a) {
   free(a->session_id);
   turn_arena_fini(&a->arena);
   turn_buf_fini(&a->inbox_text);
+  turn_buf_fini(&a->held);
   convo_fini(&a->convo);
   memset(a, 0, sizeof *a);
 }
@@ -275,6 +284,18 @@ static void reply_done(struct agent *a, enum model_stop stop, struct agent_actio
   a->call_in = a->call_out = 0;
   if (!a->explicit_stop)
     a->stop = stop == MODEL_STOP_MAX_TOKENS ? TURN_STOP_MAX_TOKENS : TURN_STOP_END_TURN;
+  if (a->limits.max_total_tokens > 0 &&
+      a->tokens_in + a->tokens_out >= a->limits.max_total_tokens) {
+    /* The reply stays; its calls do not run, and each says so in its result,
+     * so the turn ends with none open. */
+    a->stop = TURN_STOP_LIMIT_TOTAL_TOKENS;
+    a->skip_calls = true;
+    a->tool = 0;
+    a->state = a->n_calls > 0 ? AGENT_S_TOOLS : AGENT_S_END;
+    out->kind = AGENT_WAIT;
+    out->wait_ms = 0;
+    return;
+  }
   a->tool = 0;
   a->state =
       a->n_calls > 0 && a->stop != TURN_STOP_MAX_TOKENS ? AGENT_S_TOOLS : AGENT_S_END;
@@ -283,18 +304,38 @@ static void reply_done(struct agent *a, enum model_stop stop, struct agent_actio
 }
 
 /* One model event of the current call: at most one protocol event. */
+/* Sends the held text as one event; the next window starts now. */
+static void flush_held(struct agent *a, uint64_t now_ms, struct agent_action *out) {
+  emit(out, a->held_kind == MODEL_EV_TEXT ? TURN_EV_TEXT : TURN_EV_REASONING);
+  out->ev.text.delta = arena_text(a, (const char *)a->held.data, a->held.len);
+  turn_buf_reset(&a->held);
+  a->window_end_ms = now_ms + a->limits.coalesce_ms;
+}
+
 static void take_model_event(struct agent *a, const struct model_event *ev,
                              uint64_t now_ms, struct agent_action *out) {
   switch (ev->kind) {
   case MODEL_EV_TEXT:
   case MODEL_EV_REASONING: {
     turn_str delta = arena_text(a, ev->text, ev->len);
-    emit(out, ev->kind == MODEL_EV_TEXT ? TURN_EV_TEXT : TURN_EV_REASONING);
-    out->ev.text.delta = delta;
     if (ev->kind == MODEL_EV_TEXT)
       convo_text(&a->convo, delta, now_ms);
     else
       convo_thinking(&a->convo, delta, now_ms);
+    /* A provider's deltas that come soon after the last one sent wait for the
+     * window to end and go out together: a fast model's tiny deltas would
+     * otherwise cost every client an event each. The first of a burst goes at
+     * once. (The script's are its test's to count: never held.) */
+    if (a->external && a->limits.coalesce_ms > 0 && now_ms < a->window_end_ms &&
+        turn_buf_append(&a->held, delta.p, delta.len) == 0) {
+      a->held_kind = ev->kind;
+      out->kind = AGENT_WAIT;
+      out->wait_ms = 0;
+      return;
+    }
+    emit(out, ev->kind == MODEL_EV_TEXT ? TURN_EV_TEXT : TURN_EV_REASONING);
+    out->ev.text.delta = delta;
+    a->window_end_ms = now_ms + a->limits.coalesce_ms;
     return;
   }
   case MODEL_EV_SIGNATURE:
@@ -517,6 +558,10 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     return;
   }
   if (a->cancelled && a->state != AGENT_S_TURN) {
+    if (a->held.len > 0) {
+      flush_held(a, now_ms, out); /* it is in the conversation: readers get it too */
+      return;
+    }
     end_turn(a, out, a->cancel_reason, now_ms);
     return;
   }
@@ -530,7 +575,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     if (a->state == AGENT_S_END) a->stop = TURN_STOP_ERROR;
     return;
   case AGENT_S_CALL:
-    if (a->model_calls == MAX_MODEL_CALLS) {
+    if (a->model_calls == a->limits.max_model_calls) {
       end_turn(a, out, TURN_STOP_LIMIT_TURNS, now_ms);
       return;
     }
@@ -555,8 +600,14 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
       script_step(a, now_ms, out);
       return;
     }
+    if (a->held.len > 0 &&
+        (a->has_inbox ? a->inbox.kind != a->held_kind : now_ms >= a->window_end_ms)) {
+      flush_held(a, now_ms, out); /* what is held goes before anything else */
+      return;
+    }
     if (!a->has_inbox) {
       out->kind = AGENT_AWAIT_MODEL;
+      out->wait_ms = a->held.len > 0 ? a->window_end_ms - now_ms : 0;
       return;
     }
     a->has_inbox = false;
@@ -576,9 +627,15 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
   case AGENT_S_TOOLS: {
     if (a->tool == a->n_calls) {
       convo_finish(&a->convo); /* the results go back in one message */
-      a->state = AGENT_S_CALL; /* the next model call, with the results */
+      /* the next model call, with the results; or the end the limit asked for */
+      a->state = a->skip_calls ? AGENT_S_END : AGENT_S_CALL;
       out->kind = AGENT_WAIT;
       out->wait_ms = 0;
+      return;
+    }
+    if (a->skip_calls) {
+      result(a, now_ms, out, TURN_STATUS_ERROR,
+             str_of("not run: the turn reached its token limit"));
       return;
     }
     struct agent_call *c = &a->calls[a->tool];

@@ -28,7 +28,8 @@ enum agent_action_kind {
                         with the session's conversation: every message stored
                         before this turn and every message taken from it so far;
                         then call agent_next */
-  AGENT_AWAIT_MODEL, /* external model: call agent_next after agent_model_event */
+  AGENT_AWAIT_MODEL, /* external model: call agent_next after agent_model_event, or
+                        after wait_ms when it is not 0 (coalesced text is due) */
   AGENT_END          /* the turn is over: the last event emitted was its end */
 };
 
@@ -65,6 +66,16 @@ struct agent_call {
   turn_decision decision;
 };
 
+/* What bounds a turn. */
+struct agent_limits {
+  uint32_t max_model_calls;  /* more ends the turn with limit_turns (0: 20) */
+  uint64_t max_total_tokens; /* input + output tokens of all its calls past this
+                                end it with limit_total_tokens (0: no limit) */
+  uint32_t coalesce_ms;      /* an external model's text or reasoning deltas that
+                                come within this of the last one sent go out
+                                together, when it is over (0: each at once) */
+};
+
 struct agent {
   const struct script_replies *replies; /* borrowed from the script */
   bool external;                        /* the model is the shell's, not the script */
@@ -76,6 +87,7 @@ struct agent {
   size_t step;                      /* its next step */
   bool step_begun;                  /* that step (a tool_use) is half done */
   bool explicit_stop;               /* the script's reply said how it stops */
+  bool skip_calls;                  /* a limit ends the turn: the calls do not run */
   turn_stop_reason stop;            /* how the turn ends when nothing else says */
   struct model_event inbox;         /* external: the model event to take next */
   bool has_inbox;
@@ -84,8 +96,12 @@ struct agent {
   uint64_t tokens_in;         /* usage of the calls before this one */
   uint64_t tokens_out;        /* ... */
   uint64_t call_in, call_out; /* this call's usage so far */
-  uint64_t pending_wait_ms;   /* a wait owed after the event just emitted */
-  struct agent_call *calls;   /* owned; cap_calls of them, n_calls in use */
+  struct agent_limits limits;
+  turn_buf held;                   /* coalesced text not yet sent */
+  enum model_event_kind held_kind; /* MODEL_EV_TEXT or MODEL_EV_REASONING */
+  uint64_t window_end_ms;          /* deltas before this are held */
+  uint64_t pending_wait_ms;        /* a wait owed after the event just emitted */
+  struct agent_call *calls;        /* owned; cap_calls of them, n_calls in use */
   size_t cap_calls;
   size_t n_calls, tool;   /* calls of this reply; the one running */
   size_t tools_used;      /* across the turn, for ids */
@@ -106,6 +122,8 @@ int agent_init(struct agent *a, const struct script_replies *replies,
                uint32_t approval_timeout_s);
 /* Makes the model external (before the first agent_next): replies are unused. */
 void agent_use_external_model(struct agent *a);
+/* Sets the turn's limits (before the first agent_next; copied). */
+void agent_set_limits(struct agent *a, const struct agent_limits *l);
 void agent_fini(struct agent *a);
 
 /* The next action, at time now_ms (Unix milliseconds). */

@@ -11,7 +11,8 @@
 const char options_usage[] =
     "usage: turnd [--listen HOST:PORT] [--data DIR] [--model NAME] [--tools NAME]\n"
     "             [--retain SECONDS] [--approval-timeout SECONDS] [--system FILE]\n"
-    "             [--max-tokens N] [--stall-timeout SECONDS]\n"
+    "             [--max-tokens N] [--stall-timeout SECONDS] [--max-model-calls N]\n"
+    "             [--max-total-tokens N] [--coalesce-ms MS]\n"
     "  --listen            address to serve on (default 127.0.0.1:8080; port 0 picks a\n"
     "                      free port); loopback only until devices can be paired\n"
     "  --data              folder for the store (default ./data)\n"
@@ -22,6 +23,12 @@ const char options_usage[] =
     "  --system            the system prompt sent with every model call, from FILE\n"
     "  --max-tokens        a provider's output limit per model call (default 4096)\n"
     "  --stall-timeout     seconds a provider's stream may stay silent (default 60)\n"
+    "  --max-model-calls   model calls in one turn; more ends it with limit_turns\n"
+    "                      (default 20)\n"
+    "  --max-total-tokens  tokens (input + output) of one turn's calls; more ends it\n"
+    "                      with limit_total_tokens (default 0: no limit)\n"
+    "  --coalesce-ms       a provider's text deltas that come this soon after the last\n"
+    "                      one sent go out together (default 15; 0: each at once)\n"
     "  --tools             demo (default)\n"
     "  --retain            seconds a finished turn stays in memory (default 300)\n"
     "  --approval-timeout  seconds an approval waits for the owner (default 300)\n";
@@ -77,6 +84,8 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
   o->approval_timeout_s = 300;
   o->max_tokens = 4096;
   o->stall_timeout_s = 60;
+  o->max_model_calls = 20;
+  o->coalesce_ms = 15;
   err[0] = '\0';
   for (int i = 1; i < argc; i++) {
     const char *opt = argv[i];
@@ -108,6 +117,14 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
       ok = parse_u32(val, 1u << 20, &o->max_tokens) && o->max_tokens > 0;
     } else if (strcmp(opt, "--stall-timeout") == 0) {
       ok = parse_u32(val, 3600, &o->stall_timeout_s) && o->stall_timeout_s > 0;
+    } else if (strcmp(opt, "--max-model-calls") == 0) {
+      ok = parse_u32(val, 10000, &o->max_model_calls) && o->max_model_calls > 0;
+    } else if (strcmp(opt, "--max-total-tokens") == 0) {
+      uint32_t v;
+      ok = parse_u32(val, UINT32_MAX, &v);
+      o->max_total_tokens = v;
+    } else if (strcmp(opt, "--coalesce-ms") == 0) {
+      ok = parse_u32(val, 1000, &o->coalesce_ms);
     } else if (strcmp(opt, "--approval-timeout") == 0) {
       ok = parse_u32(val, 7 * 24 * 3600, &o->approval_timeout_s) &&
            o->approval_timeout_s > 0;

@@ -15,6 +15,9 @@ struct options {
   const char *system_file;     /* --system FILE, or NULL */
   uint32_t max_tokens;         /* --max-tokens, default 4096 */
   uint32_t stall_timeout_s;    /* --stall-timeout, default 60 */
+  uint32_t max_model_calls;    /* --max-model-calls, default 20 */
+  uint64_t max_total_tokens;   /* --max-total-tokens, default 0: no limit */
+  uint32_t coalesce_ms;        /* --coalesce-ms, default 15 */
   const char *tools;           /* --tools, default "demo" */
   uint32_t retain_s;           /* --retain, default 300 */
   uint32_t approval_timeout_s; /* --approval-timeout, default 300 */

@@ -417,6 +417,7 @@ void run_pump(struct run *r) {
       run_model_call(r); /* its events come back through run_pump */
       break;
     case AGENT_AWAIT_MODEL:
+      if (act.wait_ms > 0) arm(r, act.wait_ms); /* coalesced text falls due */
       agent_idle(&r->agent);
       return;
     case AGENT_END:
@@ -458,6 +459,9 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
     return NULL;
   }
   if (d->model.external) agent_use_external_model(&r->agent);
+  struct agent_limits limits = {d->opt->max_model_calls, d->opt->max_total_tokens,
+                                d->opt->coalesce_ms};
+  agent_set_limits(&r->agent, &limits);
   if (idmap_put(&d->run_ids, r->id, r) != 0) {
     agent_fini(&r->agent);
     turn_order_free(r->order);

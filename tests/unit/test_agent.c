@@ -27,6 +27,7 @@ struct rig {
   char last_text[256];
   char messages[4][1024];
   size_t n_messages;
+  uint64_t await_ms; /* the wait of the last AGENT_AWAIT_MODEL */
 };
 
 static void rig_init(struct rig *r) {
@@ -102,6 +103,8 @@ static enum agent_action_kind pump(struct rig *r) {
       log_word(r, "[call]");
       break;
     case AGENT_AWAIT_MODEL:
+      r->await_ms = act.wait_ms;
+      return act.kind;
     case AGENT_END:
       return act.kind;
     }
@@ -322,6 +325,122 @@ static void tool_end_without_start_fails(void **state) {
   rig_fini(&r);
 }
 
+static void set_limits(struct rig *r, uint32_t calls, uint64_t tokens,
+                       uint32_t coalesce) {
+  struct agent_limits l = {calls, tokens, coalesce};
+  agent_set_limits(&r->a, &l);
+}
+
+/* Deltas within the window after the last one sent are held and go out as one,
+ * when the window ends or before any other event; the first of a burst goes at
+ * once. The conversation has every delta in order either way. */
+static void close_deltas_go_out_together(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  set_limits(&r, 0, 0, 15);
+  pump(&r);
+  feed(&r, text_ev(MODEL_EV_TEXT, "a"));
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_string_equal(r.last_text, "a");
+  assert_int_equal(r.await_ms, 0);
+  r.now += 5;
+  feed(&r, text_ev(MODEL_EV_TEXT, "b"));
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_int_equal(r.await_ms, 10); /* held until the window ends */
+  r.now += 4;
+  feed(&r, text_ev(MODEL_EV_TEXT, "c"));
+  pump(&r);
+  assert_string_equal(r.log, "turn [call] text ");
+  r.now += r.await_ms;
+  pump(&r);
+  assert_string_equal(r.log, "turn [call] text text ");
+  assert_string_equal(r.last_text, "bc");
+  /* Held text goes before a call starts, and a delta long after goes at once. */
+  r.now += 3;
+  feed(&r, text_ev(MODEL_EV_TEXT, "d"));
+  pump(&r);
+  feed(&r,
+       (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
+  pump(&r);
+  assert_string_equal(r.log, "turn [call] text text text tool_use ");
+  assert_string_equal(r.last_text, "d");
+  feed(&r, (struct model_event){.kind = MODEL_EV_TOOL_END, .text = "{}", .len = 2});
+  pump(&r);
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  pump(&r);
+  r.now += 1000;
+  feed(&r, text_ev(MODEL_EV_TEXT, "e"));
+  pump(&r);
+  assert_string_equal(r.last_text, "e");
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_non_null(strstr(r.messages[1], "\"text\":\"abcd\""));
+  rig_fini(&r);
+}
+
+/* Held text is sent before a cancel ends the turn: readers get what the
+ * conversation keeps. */
+static void held_text_is_sent_before_a_cancel(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  set_limits(&r, 0, 0, 50);
+  pump(&r);
+  feed(&r, text_ev(MODEL_EV_REASONING, "x"));
+  pump(&r);
+  feed(&r, text_ev(MODEL_EV_REASONING, "y"));
+  pump(&r);
+  agent_cancel(&r.a, TURN_STOP_CANCELLED);
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] reasoning reasoning end ");
+  rig_fini(&r);
+}
+
+/* Past the token budget the turn ends after the reply that crossed it: its
+ * calls do not run, and each gets an error result that says so. */
+static void token_budget_ends_the_turn(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  set_limits(&r, 0, 100, 0);
+  pump(&r);
+  feed(&r,
+       (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
+  pump(&r);
+  feed(&r, (struct model_event){.kind = MODEL_EV_TOOL_END, .text = "{}", .len = 2});
+  pump(&r);
+  feed(&r, (struct model_event){
+               .kind = MODEL_EV_USAGE, .input_tokens = 60, .output_tokens = 40});
+  pump(&r);
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] tool_use tool_input tool_result end ");
+  assert_string_equal(r.last_text, "limit_total_tokens");
+  assert_int_equal(r.n_messages, 3);
+  assert_non_null(strstr(r.messages[2], "not run"));
+  assert_non_null(strstr(r.messages[2], "\"is_error\":true"));
+  rig_fini(&r);
+}
+
+static void model_call_cap_ends_the_turn(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  set_limits(&r, 1, 0, 0);
+  pump(&r);
+  feed(&r,
+       (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
+  pump(&r);
+  feed(&r, (struct model_event){.kind = MODEL_EV_TOOL_END, .text = "{}", .len = 2});
+  pump(&r);
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] tool_use tool_input tool_result end ");
+  assert_string_equal(r.last_text, "limit_turns");
+  rig_fini(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(text_reply_ends_the_turn),
@@ -332,6 +451,10 @@ int main(void) {
       cmocka_unit_test(max_tokens_ends_without_running_calls),
       cmocka_unit_test(cancel_ends_and_late_events_are_refused),
       cmocka_unit_test(tool_end_without_start_fails),
+      cmocka_unit_test(close_deltas_go_out_together),
+      cmocka_unit_test(held_text_is_sent_before_a_cancel),
+      cmocka_unit_test(token_budget_ends_the_turn),
+      cmocka_unit_test(model_call_cap_ends_the_turn),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
