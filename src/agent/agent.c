@@ -11,6 +11,7 @@
  * agent_model_event, one at a time. */
 #include "agent.h"
 
+#include "schema.h"
 #include "tools_demo.h"
 
 #include <stdio.h>
@@ -49,6 +50,41 @@ void agent_use_external_model(struct agent *a) {
   a->external = true;
 }
 
+void agent_set_tools(struct agent *a, const struct toolset *tools) {
+  a->tools = tools;
+}
+
+static void tool_event_clear(struct agent *a) {
+  free(a->tool_text);
+  free(a->tool_result);
+  a->tool_text = a->tool_result = NULL;
+  a->tool_has_event = false;
+}
+
+int agent_tool_progress(struct agent *a, const char *message) {
+  if (a->state != AGENT_S_SHELL_TOOL || a->tool_has_event) return -1;
+  a->tool_text = strdup(message);
+  a->tool_done = false;
+  a->tool_has_event = a->tool_text != NULL;
+  return a->tool_has_event ? 0 : -1;
+}
+
+int agent_tool_done(struct agent *a, bool ok, const char *summary,
+                    const char *result_json) {
+  if (a->state != AGENT_S_SHELL_TOOL || a->tool_has_event) return -1;
+  a->tool_text = strdup(summary);
+  a->tool_result = result_json != NULL ? strdup(result_json) : NULL;
+  if (a->tool_text == NULL || (result_json != NULL && a->tool_result == NULL)) {
+    /* Out of memory: the call still ends, with what can be said. */
+    tool_event_clear(a);
+    ok = false;
+  }
+  a->tool_ok = ok;
+  a->tool_done = true;
+  a->tool_has_event = true;
+  return 0;
+}
+
 void agent_set_limits(struct agent *a, const struct agent_limits *l) {
   a->limits = *l;
   if (a->limits.max_model_calls == 0) a->limits.max_model_calls = MAX_MODEL_CALLS;
@@ -64,6 +100,7 @@ static void calls_clear(struct agent *a) {
 }
 
 void agent_fini(struct agent *a) {
+  tool_event_clear(a);
   calls_clear(a);
   free(a->calls);
   free(a->user_text);
@@ -199,10 +236,13 @@ static turn_input input_of(struct agent *a, const struct agent_call *c) {
   return in;
 }
 
-static void result(struct agent *a, uint64_t now_ms, struct agent_action *out,
-                   turn_status status, turn_str summary) {
+/* The current call's result: the event for the owner says summary; the model
+ * is told for_model (NULL: the summary too). */
+static void result_for(struct agent *a, uint64_t now_ms, struct agent_action *out,
+                       turn_status status, turn_str summary, const char *for_model) {
   struct agent_call *c = &a->calls[a->tool];
-  convo_tool_result(&a->convo, c->id, summary, status != TURN_STATUS_OK, now_ms);
+  convo_tool_result(&a->convo, c->id, for_model != NULL ? turn_str_c(for_model) : summary,
+                    status != TURN_STATUS_OK, now_ms);
   emit(out, TURN_EV_TOOL_RESULT);
   out->ev.tool_result.id = str_of(c->id);
   out->ev.tool_result.tool = str_of(c->name);
@@ -216,6 +256,11 @@ static void result(struct agent *a, uint64_t now_ms, struct agent_action *out,
                                                 : TURN_APPROVAL_TIMEOUT;
   a->tool++;
   a->state = AGENT_S_TOOLS;
+}
+
+static void result(struct agent *a, uint64_t now_ms, struct agent_action *out,
+                   turn_status status, turn_str summary) {
+  result_for(a, now_ms, out, status, summary, NULL);
 }
 
 /* The text in the arena, for an event's string. */
@@ -248,9 +293,38 @@ static struct agent_call *call_add(struct agent *a, const char *id, const char *
     return NULL;
   }
   a->n_calls++;
-  const struct demo_tool *tool = demo_tool_find(name);
-  c->tier = tool != NULL ? tool->tier : TURN_TIER_NULL;
+  if (a->tools != NULL) {
+    const struct tool_def *def = toolset_find(a->tools, name);
+    c->tier = def != NULL ? def->tier : TURN_TIER_NULL;
+  } else {
+    const struct demo_tool *tool = demo_tool_find(name);
+    c->tier = tool != NULL ? tool->tier : TURN_TIER_NULL;
+  }
   return c;
+}
+
+/* Why the call may not run, in the arena, or NULL when it may: an unknown tool,
+ * or an input its schema refuses (the model is told, and may try again). */
+static const char *refusal(struct agent *a, const struct agent_call *c) {
+  if (a->tools == NULL) return NULL; /* the script's demo: unchecked */
+  const struct tool_def *def = toolset_find(a->tools, c->name);
+  if (def == NULL) {
+    char buf[200];
+    snprintf(buf, sizeof buf, "no such tool: %.128s", c->name);
+    return arena_text(a, buf, strlen(buf)).p;
+  }
+  /* The script's demo calls keep the demo's lenient defaults. */
+  if (def->kind == TOOL_DEMO && !a->external) return NULL;
+  json_t *input = json_loads(c->input, JSON_DECODE_ANY, NULL);
+  if (input == NULL) return "the input is not valid JSON";
+  struct schema_error err;
+  int rc = schema_validate(def->schema, input, &err);
+  json_decref(input);
+  if (rc == 0) return NULL;
+  char buf[512];
+  snprintf(buf, sizeof buf, "invalid input%s%s: %s", err.path[0] != '\0' ? " at " : "",
+           err.path, err.message);
+  return arena_text(a, buf, strlen(buf)).p;
 }
 
 /* The model call failed for good: a notice tells the owner, then the end. */
@@ -486,6 +560,15 @@ static void run_tool(struct agent *a, uint64_t now_ms, struct agent_action *out)
                       : "the owner said no"));
     return;
   }
+  const struct tool_def *def = a->tools != NULL ? toolset_find(a->tools, name) : NULL;
+  if (def != NULL && def->kind == TOOL_EXTERNAL) {
+    tool_event_clear(a);
+    out->kind = AGENT_RUN_TOOL;
+    out->call = c;
+    out->tool = def;
+    a->state = AGENT_S_SHELL_TOOL;
+    return;
+  }
   if (strcmp(name, "count_slowly") == 0) {
     a->progress_done = 0;
     a->state = AGENT_S_PROGRESS;
@@ -541,6 +624,38 @@ static void count_step(struct agent *a, uint64_t now_ms, struct agent_action *ou
   out->ev.tool_progress.tool = str_of(c->name);
   out->ev.tool_progress.message = str_of(copy != NULL ? copy : "");
   a->pending_wait_ms = a->progress_done < to ? interval_ms : 0;
+}
+
+/* The owner's tool, run by the shell: its progress, then its result. */
+static void shell_tool_step(struct agent *a, uint64_t now_ms, struct agent_action *out) {
+  struct agent_call *c = &a->calls[a->tool];
+  if (!a->tool_has_event) {
+    out->kind = AGENT_AWAIT_TOOL;
+    return;
+  }
+  turn_str text = arena_text(a, a->tool_text != NULL ? a->tool_text : "",
+                             a->tool_text != NULL ? strlen(a->tool_text) : 0);
+  if (!a->tool_done) {
+    emit(out, TURN_EV_TOOL_PROGRESS);
+    out->ev.tool_progress.id = str_of(c->id);
+    out->ev.tool_progress.tool = str_of(c->name);
+    out->ev.tool_progress.message = text;
+    tool_event_clear(a);
+    return;
+  }
+  /* The model gets the result's data after the summary; the owner the summary. */
+  const char *for_model = NULL;
+  if (a->tool_result != NULL) {
+    size_t len = text.len + 1 + strlen(a->tool_result);
+    char *joined = turn_arena_alloc(&a->arena, len + 1);
+    if (joined != NULL) {
+      snprintf(joined, len + 1, "%s\n%s", text.p, a->tool_result);
+      for_model = joined;
+    }
+  }
+  bool ok = a->tool_ok;
+  tool_event_clear(a);
+  result_for(a, now_ms, out, ok ? TURN_STATUS_OK : TURN_STATUS_ERROR, text, for_model);
 }
 
 void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
@@ -639,15 +754,23 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
       return;
     }
     struct agent_call *c = &a->calls[a->tool];
+    const char *why = refusal(a, c);
+    if (why != NULL) { /* nothing runs and nobody is asked */
+      result(a, now_ms, out, TURN_STATUS_ERROR, str_of(why));
+      return;
+    }
     if (c->tier == 2) {
-      const struct demo_tool *tool = demo_tool_find(c->name);
+      const struct tool_def *def =
+          a->tools != NULL ? toolset_find(a->tools, c->name) : NULL;
+      const struct demo_tool *demo = def == NULL ? demo_tool_find(c->name) : NULL;
+      const char *effect = def != NULL ? def->effect : demo != NULL ? demo->effect : "";
       snprintf(c->request, sizeof c->request, "%.40s.a%zu", a->turn_id,
                ++a->approvals_asked);
       emit(out, TURN_EV_APPROVAL);
       out->ev.approval.request = str_of(c->request);
       out->ev.approval.tool = str_of(c->name);
       out->ev.approval.tier = 2;
-      out->ev.approval.effect = str_of(tool != NULL ? tool->effect : "");
+      out->ev.approval.effect = str_of(effect);
       out->ev.approval.input = input_of(a, c);
       a->deadline_ms = now_ms + (uint64_t)a->approval_timeout_s * 1000;
       out->ev.approval.has_expires_at = true;
@@ -682,6 +805,9 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     return;
   case AGENT_S_PROGRESS:
     count_step(a, now_ms, out);
+    return;
+  case AGENT_S_SHELL_TOOL:
+    shell_tool_step(a, now_ms, out);
     return;
   case AGENT_S_END:
     if (!a->external && a->replies == NULL && !a->told_no_reply) {

@@ -14,6 +14,7 @@
 #include "convo.h"
 #include "model.h"
 #include "script.h"
+#include "tools.h"
 #include "turn/turn.h"
 
 #include <stdbool.h>
@@ -28,27 +29,35 @@ enum agent_action_kind {
                         with the session's conversation: every message stored
                         before this turn and every message taken from it so far;
                         then call agent_next */
+  AGENT_RUN_TOOL,    /* run the owner's tool `tool` for call `call` with its input
+                        (call->input), then call agent_next */
+  AGENT_AWAIT_TOOL,  /* call agent_next after agent_tool_progress / _done */
   AGENT_AWAIT_MODEL, /* external model: call agent_next after agent_model_event, or
                         after wait_ms when it is not 0 (coalesced text is due) */
   AGENT_END          /* the turn is over: the last event emitted was its end */
 };
 
+struct agent_call;
+
 struct agent_action {
   enum agent_action_kind kind;
-  turn_event ev;    /* AGENT_EMIT; strings valid until the next agent call */
-  uint64_t wait_ms; /* AGENT_WAIT, AGENT_AWAIT */
+  turn_event ev;                 /* AGENT_EMIT; strings valid until the next agent call */
+  uint64_t wait_ms;              /* AGENT_WAIT, AGENT_AWAIT */
+  const struct agent_call *call; /* AGENT_RUN_TOOL: valid until its result */
+  const struct tool_def *tool;   /* AGENT_RUN_TOOL: borrowed from the toolset */
 };
 
 enum agent_state {
-  AGENT_S_TURN,     /* the turn event comes first */
-  AGENT_S_CALL,     /* a model call starts */
-  AGENT_S_MODEL,    /* the call streams: model events become protocol events */
-  AGENT_S_RETRY,    /* the call was throttled: it starts again after a wait */
-  AGENT_S_TOOLS,    /* the reply is done: run its tool calls in order */
-  AGENT_S_APPROVAL, /* a tier-2 call waits for the owner */
-  AGENT_S_RUN_TOOL, /* the current call runs (approved or not tier 2) */
-  AGENT_S_PROGRESS, /* count_slowly reports its steps */
-  AGENT_S_END,      /* the end event comes next */
+  AGENT_S_TURN,       /* the turn event comes first */
+  AGENT_S_CALL,       /* a model call starts */
+  AGENT_S_MODEL,      /* the call streams: model events become protocol events */
+  AGENT_S_RETRY,      /* the call was throttled: it starts again after a wait */
+  AGENT_S_TOOLS,      /* the reply is done: run its tool calls in order */
+  AGENT_S_APPROVAL,   /* a tier-2 call waits for the owner */
+  AGENT_S_RUN_TOOL,   /* the current call runs (approved or not tier 2) */
+  AGENT_S_PROGRESS,   /* count_slowly reports its steps */
+  AGENT_S_SHELL_TOOL, /* the shell runs an owner's tool: its events come in */
+  AGENT_S_END,        /* the end event comes next */
   AGENT_S_DONE
 };
 
@@ -78,6 +87,7 @@ struct agent_limits {
 
 struct agent {
   const struct script_replies *replies; /* borrowed from the script */
+  const struct toolset *tools;          /* borrowed; NULL: the demo tools, unchecked */
   bool external;                        /* the model is the shell's, not the script */
   char *user_text, *turn_id, *session_id;
   uint32_t approval_timeout_s;
@@ -100,6 +110,11 @@ struct agent {
   turn_buf held;                   /* coalesced text not yet sent */
   enum model_event_kind held_kind; /* MODEL_EV_TEXT or MODEL_EV_REASONING */
   uint64_t window_end_ms;          /* deltas before this are held */
+  bool tool_has_event;             /* SHELL_TOOL: an event waits in what follows */
+  bool tool_done;                  /* ... it is the result (else a progress line) */
+  bool tool_ok;                    /* ... */
+  char *tool_text;                 /* ... its message or summary (owned) */
+  char *tool_result;               /* ... the result's JSON for the model (owned) */
   uint64_t pending_wait_ms;        /* a wait owed after the event just emitted */
   struct agent_call *calls;        /* owned; cap_calls of them, n_calls in use */
   size_t cap_calls;
@@ -124,6 +139,17 @@ int agent_init(struct agent *a, const struct script_replies *replies,
 void agent_use_external_model(struct agent *a);
 /* Sets the turn's limits (before the first agent_next; copied). */
 void agent_set_limits(struct agent *a, const struct agent_limits *l);
+/* The tools the model may call (borrowed; outlives the agent). Their inputs are
+ * checked against their schemas before anything runs or is asked; without a
+ * toolset the demo tools run as the script calls them, unchecked. */
+void agent_set_tools(struct agent *a, const struct toolset *tools);
+/* After AGENT_AWAIT_TOOL: a progress line of the running tool (copied), or its
+ * result (ok, a summary for the owner and the model, and its result as JSON
+ * text for the model or NULL; copied). Call agent_next next. Return 0, or -1
+ * when no tool of the agent's runs (the event is ignored). */
+int agent_tool_progress(struct agent *a, const char *message);
+int agent_tool_done(struct agent *a, bool ok, const char *summary,
+                    const char *result_json);
 void agent_fini(struct agent *a);
 
 /* The next action, at time now_ms (Unix milliseconds). */

@@ -4,6 +4,8 @@
 
 #include "agent/provider.h"
 #include "agent/script.h"
+#include "agent/tools.h"
+#include "tools_config.h"
 #include "idmap.h"
 #include "options.h"
 
@@ -29,25 +31,27 @@ struct model_config {
 };
 
 struct turnd {
-  struct event_base *base;   /* the one loop */
-  const struct options *opt; /* borrowed from main */
-  struct script script;      /* the script model (demo or --model script:FILE) */
-  struct model_config model; /* a provider's model, when --model names one */
-  struct model_http *mh;     /* owned: model calls over HTTP, when external */
-  struct run *runs;          /* live and recently ended turns, newest first */
-  struct run *closing;       /* released runs, freed at the end of the iteration */
-  struct run *ended_first;   /* ended runs still in memory, oldest first ... */
-  struct run *ended_last;    /* ... and newest: the --retain window by bytes */
-  struct session *sessions;  /* every session; see session.h */
-  struct idmap session_ids;  /* session id -> struct session */
-  struct idmap run_ids;      /* run id -> struct run, for runs on the list above */
-  struct store *store;       /* owned; written through persist.c only */
-  struct event *commit_ev;   /* owned: the end-of-iteration hand-over (persist.c) */
-  struct event *reap_ev;     /* owned: the store's writer committed (persist.c) */
-  bool commit_armed;         /* commit_ev is active */
-  struct run *dirty;         /* runs with events not yet in the store */
-  struct run *barrier;       /* runs waiting for the store before a model call */
-  size_t ended_bytes;        /* log bytes of ended runs still in memory */
+  struct event_base *base;          /* the one loop */
+  const struct options *opt;        /* borrowed from main */
+  struct script script;             /* the script model (demo or --model script:FILE) */
+  struct model_config model;        /* a provider's model, when --model names one */
+  struct model_http *mh;            /* owned: model calls over HTTP, when external */
+  struct tools_config tools_config; /* the owner's tools, from --tools files */
+  struct toolset toolset;   /* every tool a model may call (demo and the owner's) */
+  struct run *runs;         /* live and recently ended turns, newest first */
+  struct run *closing;      /* released runs, freed at the end of the iteration */
+  struct run *ended_first;  /* ended runs still in memory, oldest first ... */
+  struct run *ended_last;   /* ... and newest: the --retain window by bytes */
+  struct session *sessions; /* every session; see session.h */
+  struct idmap session_ids; /* session id -> struct session */
+  struct idmap run_ids;     /* run id -> struct run, for runs on the list above */
+  struct store *store;      /* owned; written through persist.c only */
+  struct event *commit_ev;  /* owned: the end-of-iteration hand-over (persist.c) */
+  struct event *reap_ev;    /* owned: the store's writer committed (persist.c) */
+  bool commit_armed;        /* commit_ev is active */
+  struct run *dirty;        /* runs with events not yet in the store */
+  struct run *barrier;      /* runs waiting for the store before a model call */
+  size_t ended_bytes;       /* log bytes of ended runs still in memory */
 };
 
 /* Unix time in milliseconds: the one clock the agent core is given. */

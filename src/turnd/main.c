@@ -72,6 +72,55 @@ static int load_model(struct script *s, const char *model) {
   return 0;
 }
 
+/* --tools: "demo", a tools file, or both ("demo,FILE"): every tool a model may
+ * call, the file's run as programs. */
+static int load_tools(struct turnd *d, const char *spec) {
+  toolset_init(&d->toolset);
+  char list[4096];
+  if (strlen(spec) >= sizeof list) {
+    fprintf(stderr, "turnd: --tools is too long\n");
+    return -1;
+  }
+  memcpy(list, spec, strlen(spec) + 1);
+  bool have_file = false;
+  for (char *save = NULL, *item = strtok_r(list, ",", &save); item != NULL;
+       item = strtok_r(NULL, ",", &save)) {
+    if (strcmp(item, "demo") == 0) {
+      if (toolset_add_demo(&d->toolset) != 0) {
+        fprintf(stderr, "turnd: --tools names demo twice\n");
+        return -1;
+      }
+      continue;
+    }
+    if (have_file) {
+      fprintf(stderr, "turnd: --tools takes one tools file\n");
+      return -1;
+    }
+    have_file = true;
+    char err[512];
+    if (tools_config_load(&d->tools_config, item, err, sizeof err) != 0) {
+      fprintf(stderr, "turnd: %s\n", err);
+      return -1;
+    }
+    for (size_t i = 0; i < d->tools_config.n; i++) {
+      const struct tool_config *t = &d->tools_config.tools[i];
+      if (toolset_add(&d->toolset, t->name, t->description, t->input_schema, t->tier,
+                      t->effect, TOOL_EXTERNAL, i) != 0) {
+        fprintf(stderr,
+                "turnd: %s: the tool %s is named twice (a demo tool has that name)\n",
+                item, t->name);
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+static void free_tools(struct turnd *d) {
+  toolset_fini(&d->toolset);
+  tools_config_free(&d->tools_config);
+}
+
 int main(int argc, char **argv) {
   struct options opt;
   char err[256];
@@ -104,17 +153,25 @@ int main(int argc, char **argv) {
     return 1;
   }
   struct turnd d = {.base = base, .opt = &opt};
+  if (load_tools(&d, opt.tools) != 0) {
+    free_tools(&d);
+    event_base_free(base);
+    return 1;
+  }
   if (model_config_load(&d.model, &opt) != 0) {
+    free_tools(&d);
     event_base_free(base);
     return 1;
   }
   if (!d.model.external && load_model(&d.script, opt.model) != 0) {
+    free_tools(&d);
     event_base_free(base);
     return 1;
   }
   if (d.model.external && (d.mh = model_http_new(base)) == NULL) {
     fprintf(stderr, "turnd: cannot set up libcurl for the model\n");
     model_config_free(&d.model);
+    free_tools(&d);
     event_base_free(base);
     return 1;
   }
@@ -125,6 +182,7 @@ int main(int argc, char **argv) {
     script_free(&d.script);
     model_http_free(d.mh);
     model_config_free(&d.model);
+    free_tools(&d);
     event_base_free(base);
     return 1;
   }
@@ -151,6 +209,7 @@ int main(int argc, char **argv) {
   script_free(&d.script);
   model_http_free(d.mh);
   model_config_free(&d.model);
+  free_tools(&d);
   event_base_free(base);
   return 0;
 }

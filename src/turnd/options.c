@@ -29,7 +29,7 @@ const char options_usage[] =
     "                      with limit_total_tokens (default 0: no limit)\n"
     "  --coalesce-ms       a provider's text deltas that come this soon after the last\n"
     "                      one sent go out together (default 15; 0: each at once)\n"
-    "  --tools             demo (default)\n"
+    "  --tools             demo (default), a tools file, or both: demo,FILE\n"
     "  --retain            seconds a finished turn stays in memory (default 300)\n"
     "  --approval-timeout  seconds an approval waits for the owner (default 300)\n";
 
@@ -106,7 +106,7 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
       ok = model_name_ok(val);
       o->model = val;
     } else if (strcmp(opt, "--tools") == 0) {
-      ok = strcmp(val, "demo") == 0;
+      ok = val[0] != '\0'; /* demo, a tools file, or both: main reads them */
       o->tools = val;
     } else if (strcmp(opt, "--retain") == 0) {
       ok = parse_u32(val, 7 * 24 * 3600, &o->retain_s);

@@ -183,6 +183,7 @@ static void run_free(struct run *r) {
   while (r->followers != NULL)
     follower_finish(r->followers);
   run_model_stop(r);
+  run_tool_stop(r);
   persist_run_last(r);
   if (r->ended) r->d->ended_bytes -= r->log.len;
   if (r->session->running == r) r->session->running = NULL;
@@ -298,6 +299,7 @@ static void trim_log(struct run *r) {
 /* The end is in (or the run gave up): it joins the ended runs, oldest first. */
 static void mark_ended(struct run *r) {
   run_model_stop(r); /* a call still streaming is torn down */
+  run_tool_stop(r);  /* and a tool still running is killed */
   r->ended = true;
   r->d->ended_bytes += r->log.len;
   r->ended_next = NULL;
@@ -416,6 +418,12 @@ void run_pump(struct run *r) {
     case AGENT_MODEL_CALL:
       run_model_call(r); /* its events come back through run_pump */
       break;
+    case AGENT_RUN_TOOL:
+      run_tool_start(r, act.call, act.tool); /* its events come back through run_pump */
+      break;
+    case AGENT_AWAIT_TOOL:
+      agent_idle(&r->agent);
+      return;
     case AGENT_AWAIT_MODEL:
       if (act.wait_ms > 0) arm(r, act.wait_ms); /* coalesced text falls due */
       agent_idle(&r->agent);
@@ -462,6 +470,7 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
   struct agent_limits limits = {d->opt->max_model_calls, d->opt->max_total_tokens,
                                 d->opt->coalesce_ms};
   agent_set_limits(&r->agent, &limits);
+  agent_set_tools(&r->agent, &d->toolset);
   if (idmap_put(&d->run_ids, r->id, r) != 0) {
     agent_fini(&r->agent);
     turn_order_free(r->order);

@@ -15,6 +15,7 @@ struct session;
 struct evhttp_request;
 struct follower;
 struct model_call;
+struct tool_proc;
 
 struct run {
   struct turnd *d;         /* the daemon, which lists us */
@@ -37,6 +38,7 @@ struct run {
   uint64_t committed;         /* events the store committed, which readers see */
   bool release_due;           /* retained long enough; waits for the commit */
   struct model_call *call;    /* the external model's call in flight, or NULL */
+  struct tool_proc *tool;     /* the owner's tool running for it, or NULL */
   bool at_barrier;            /* waits for the store before a model call */
   uint64_t barrier_gen;       /* ... until the writer is done with this hand-over */
   struct run *next_barrier;   /* in d->barrier */
@@ -74,6 +76,13 @@ void run_model_call(struct run *r);
 void run_barrier_passed(struct run *r);
 /* r's turn is over or r is going: its call, if any, stops (run_model.c). */
 void run_model_stop(struct run *r);
+
+/* The agent asks for the owner's tool (run_tool.c); its events come back
+ * through run_pump. */
+void run_tool_start(struct run *r, const struct agent_call *call,
+                    const struct tool_def *tool);
+/* r's turn is over or r is going: its tool, if one runs, is killed. */
+void run_tool_stop(struct run *r);
 
 /* The owner asked to stop. Changes nothing once the run has ended. */
 void run_cancel(struct run *r);

@@ -4,7 +4,6 @@
  * to the agent one by one, pumping it after each. */
 #include "run.h"
 
-#include "agent/tools_demo.h"
 #include "daemon.h"
 #include "model_http.h"
 #include "persist.h"
@@ -50,14 +49,17 @@ static char *request_body(struct run *r) {
   struct messages m = {NULL, 0, 0};
   char *body = NULL;
   if (store_messages_each(r->d->store, r->session->id, add_message, &m) == 0) {
-    size_t n_tools;
-    const struct demo_tool *demo = demo_tools(&n_tools);
-    struct provider_tool tools[8];
-    if (n_tools > sizeof tools / sizeof tools[0])
-      n_tools = sizeof tools / sizeof tools[0];
+    /* Every tool a model may call, demo and the owner's, as it is told of them. */
+    const struct toolset *ts = &r->d->toolset;
+    size_t n_tools = ts->n;
+    struct provider_tool *tools = calloc(n_tools + 1, sizeof *tools);
+    if (tools == NULL) {
+      messages_free(&m);
+      return NULL;
+    }
     for (size_t i = 0; i < n_tools; i++)
-      tools[i] =
-          (struct provider_tool){demo[i].name, demo[i].description, demo[i].input_schema};
+      tools[i] = (struct provider_tool){ts->defs[i].name, ts->defs[i].description,
+                                        ts->defs[i].input_schema};
     struct provider_request req = {
         .model = mc->model_id,
         .system = mc->system,
@@ -69,6 +71,7 @@ static char *request_body(struct run *r) {
     };
     body = mc->kind == PROVIDER_ANTHROPIC ? provider_anthropic_body(&req)
                                           : provider_openai_body(&req);
+    free(tools);
   }
   messages_free(&m);
   return body;

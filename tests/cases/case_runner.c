@@ -430,7 +430,19 @@ static void add_args(char *arg, unsigned line_no) {
   for (char *p = arg; *p != '\0';) {
     size_t n = strcspn(p, " \t");
     if (R.n_args == MAX_ARGS) case_fail(line_no, "too many [turnd] arguments");
-    R.args[R.n_args] = strndup(p, n);
+    /* %CASES/ names a file beside the case files (a tools file, its programs). */
+    const char *mark = strstr(p, "%CASES/");
+    if (mark != NULL && (size_t)(mark - p) < n) {
+      const char *slash = strrchr(R.file, '/');
+      int dir_len = slash != NULL ? (int)(slash - R.file) : 1;
+      const char *dir = slash != NULL ? R.file : ".";
+      char path[4096];
+      snprintf(path, sizeof path, "%.*s%.*s%.*s", (int)(mark - p), p, dir_len, dir,
+               (int)(n - (size_t)(mark - p) - 6), mark + 6);
+      R.args[R.n_args] = strdup(path);
+    } else {
+      R.args[R.n_args] = strndup(p, n);
+    }
     if (R.args[R.n_args++] == NULL) case_fail(line_no, "out of memory");
     p += n;
     p += strspn(p, " \t");

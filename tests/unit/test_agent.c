@@ -28,6 +28,7 @@ struct rig {
   char messages[4][1024];
   size_t n_messages;
   uint64_t await_ms; /* the wait of the last AGENT_AWAIT_MODEL */
+  char ran[256];     /* the last AGENT_RUN_TOOL: the tool and its input */
 };
 
 static void rig_init(struct rig *r) {
@@ -83,6 +84,9 @@ static enum agent_action_kind pump(struct rig *r) {
       if (act.ev.type == TURN_EV_TEXT || act.ev.type == TURN_EV_REASONING)
         snprintf(r->last_text, sizeof r->last_text, "%.*s", (int)act.ev.text.delta.len,
                  act.ev.text.delta.p);
+      if (act.ev.type == TURN_EV_TOOL_PROGRESS)
+        snprintf(r->last_text, sizeof r->last_text, "%.*s",
+                 (int)act.ev.tool_progress.message.len, act.ev.tool_progress.message.p);
       if (act.ev.type == TURN_EV_NOTICE)
         snprintf(r->last_text, sizeof r->last_text, "%.*s", (int)act.ev.notice.text.len,
                  act.ev.notice.text.p);
@@ -102,6 +106,12 @@ static enum agent_action_kind pump(struct rig *r) {
     case AGENT_MODEL_CALL:
       log_word(r, "[call]");
       break;
+    case AGENT_RUN_TOOL:
+      log_word(r, "[run]");
+      snprintf(r->ran, sizeof r->ran, "%s %s", act.tool->name, act.call->input);
+      break;
+    case AGENT_AWAIT_TOOL:
+      return act.kind;
     case AGENT_AWAIT_MODEL:
       r->await_ms = act.wait_ms;
       return act.kind;
@@ -114,7 +124,8 @@ static enum agent_action_kind pump(struct rig *r) {
 }
 
 static void feed(struct rig *r, struct model_event ev) {
-  assert_int_equal(agent_model_event(&r->a, &ev), 0);
+  if (agent_model_event(&r->a, &ev) != 0)
+    fail_msg("refused after \"%s\" (%s)", r->log, r->last_text);
 }
 
 static struct model_event text_ev(enum model_event_kind kind, const char *text) {
@@ -441,6 +452,90 @@ static void model_call_cap_ends_the_turn(void **state) {
   rig_fini(&r);
 }
 
+/* A toolset of the demo tools and an owner's tool "weather" ({"city": string},
+ * required), which the shell runs. */
+static void owner_tools(struct toolset *ts) {
+  toolset_init(ts);
+  assert_int_equal(toolset_add_demo(ts), 0);
+  assert_int_equal(toolset_add(ts, "weather", "The weather in a city.",
+                               "{\"type\":\"object\",\"properties\":{\"city\":"
+                               "{\"type\":\"string\"}},\"required\":[\"city\"]}",
+                               0, "read", TOOL_EXTERNAL, 7),
+                   0);
+  /* A second tool of the same name is refused. */
+  assert_int_equal(toolset_add(ts, "clock", "again", "{}", 0, "read", TOOL_DEMO, 0), -1);
+}
+
+static void call_tool(struct rig *r, const char *id, const char *name,
+                      const char *input) {
+  size_t index = r->a.n_calls;
+  feed(r, (struct model_event){
+              .kind = MODEL_EV_TOOL_START, .index = index, .id = id, .name = name});
+  pump(r);
+  feed(r, (struct model_event){.kind = MODEL_EV_TOOL_END,
+                               .index = index,
+                               .text = input,
+                               .len = strlen(input)});
+  pump(r);
+}
+
+/* The owner's tool is run by the shell: its progress lines and its result come
+ * back as events; the model is told the summary and the result's data. */
+static void owner_tool_runs_in_the_shell(void **state) {
+  (void)state;
+  struct toolset ts;
+  owner_tools(&ts);
+  struct rig r;
+  rig_init(&r);
+  agent_set_tools(&r.a, &ts);
+  pump(&r);
+  call_tool(&r, "w1", "weather", "{\"city\":\"Oslo\"}");
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_AWAIT_TOOL);
+  assert_string_equal(r.ran, "weather {\"city\":\"Oslo\"}");
+  assert_int_equal(agent_tool_progress(&r.a, "asking the sky"), 0);
+  assert_int_equal(agent_tool_progress(&r.a, "too early"), -1); /* one at a time */
+  assert_int_equal(pump(&r), AGENT_AWAIT_TOOL);
+  assert_string_equal(r.last_text, "asking the sky");
+  assert_int_equal(agent_tool_done(&r.a, true, "sunny", "{\"temp\":21}"), 0);
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_string_equal(r.log, "turn [call] tool_use tool_input [run] tool_progress "
+                             "tool_result [call] ");
+  assert_non_null(strstr(r.messages[2], "sunny\\n{\\\"temp\\\":21}"));
+  assert_int_equal(agent_tool_done(&r.a, true, "late", NULL), -1);
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  rig_fini(&r);
+  toolset_fini(&ts);
+}
+
+/* An input the tool's schema refuses goes back to the model as an error result:
+ * nothing runs, and a tier-2 tool does not even ask the owner. So does an
+ * unknown tool. */
+static void invalid_input_is_refused_before_anything_runs(void **state) {
+  (void)state;
+  struct toolset ts;
+  owner_tools(&ts);
+  struct rig r;
+  rig_init(&r);
+  agent_set_tools(&r.a, &ts);
+  pump(&r);
+  call_tool(&r, "l1", "lamp_set", "{\"name\":5,\"on\":true}");
+  call_tool(&r, "w1", "weather", "{}");
+  call_tool(&r, "x1", "teleport", "{}");
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_null(strstr(r.log, "approval"));
+  assert_null(strstr(r.log, "[run]"));
+  assert_non_null(strstr(r.messages[2], "invalid input at /name: must be a string"));
+  assert_non_null(strstr(r.messages[2], "no such tool: teleport"));
+  assert_null(strstr(r.messages[2], "5")); /* the value is never quoted */
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  rig_fini(&r);
+  toolset_fini(&ts);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(text_reply_ends_the_turn),
@@ -455,6 +550,8 @@ int main(void) {
       cmocka_unit_test(held_text_is_sent_before_a_cancel),
       cmocka_unit_test(token_budget_ends_the_turn),
       cmocka_unit_test(model_call_cap_ends_the_turn),
+      cmocka_unit_test(owner_tool_runs_in_the_shell),
+      cmocka_unit_test(invalid_input_is_refused_before_anything_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
