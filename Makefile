@@ -60,6 +60,11 @@ bench: build
 bench-load: build
 	@bench/load.sh $(BUILD)
 
+# A provider's text delta -> turnd's text line, 100 turns at once (fake provider).
+.PHONY: bench-provider
+bench-provider: build
+	@bench/provider_latency.sh $(BUILD)
+
 vectors: build
 	@./$(BUILD)/turn-vectors > vectors/vectors.json
 	@echo "wrote vectors/vectors.json"

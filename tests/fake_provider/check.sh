@@ -92,6 +92,10 @@ if [ $all -eq 1 ]; then
   expect two-tools-openai "$out" '"name":"count_slowly"'
   out=$(anthropic "$(a_user many)")
   expect many "$out" 'word 500'
+  out=$(anthropic "$(a_user timed:3)")
+  expect timed "$out" '"text":"t=[0-9]+ "'
+  out=$(openai "$(o_user timed:3)")
+  expect timed-openai "$out" '"content":"t=[0-9]+ "'
   out=$(anthropic "$(a_user cut)" -w '\ncurl=%{exitcode}\n' || true)
   expect cut "$out" 'curl=18'
   out=$(openai "$(o_user cut)" -w '\ncurl=%{exitcode}\n' || true)

@@ -114,6 +114,7 @@ static int answer(struct fake *f, const struct provider *p, struct evhttp_reques
     evhttp_send_error(req, 500, NULL);
     return 500;
   }
+  if (a->paced) stream_keep_pace(s);
   stream_start(s, &f->streams, end_of(a->ending));
   return 200;
 }
@@ -153,7 +154,7 @@ static void on_request(struct evhttp_request *req, void *arg) {
   enum scenario sc = scenario_of(q.text);
   unsigned attempt = attempt_of(f, endpoint, &q);
   struct answer a;
-  answer_for(&a, sc, q.after_tools, attempt);
+  answer_for(&a, sc, q.text, q.after_tools, attempt);
   int status = answer(f, p, req, &q, &a);
   log_request(f, endpoint, scenario_name(sc), q.after_tools, attempt, q.n_messages,
               status);

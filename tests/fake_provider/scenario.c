@@ -3,8 +3,11 @@
  * could never be chosen. Tool inputs arrive in many small pieces, cut inside
  * names and values, so a client that parses a piece alone is caught. */
 #include "scenario.h"
+#include "stream.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -25,6 +28,7 @@ static const struct {
     [SCENARIO_TOOL] = {"tool", "tool"},
     [SCENARIO_SLOW] = {"slow", "slow"},
     [SCENARIO_MANY] = {"many", "many"},
+    [SCENARIO_TIMED] = {"timed", "timed"},
     [SCENARIO_HELLO] = {NULL, "hello"},
 };
 
@@ -69,6 +73,12 @@ static const char signature[] = "EqQBCkYIBRgCKkBmYWtlLXNpZ25hdHVyZS1mb3ItdHVybmQ
 #define SLOW_MS  100 /* between the slow scenario's deltas: time to cancel */
 #define N_SLOW   50
 #define N_MANY   500
+/* timed: deltas far enough apart that turnd's coalescing window (15 ms by
+ * default) has closed before each one, so every delta is the first of its
+ * burst and a delay measured on it is the loop's, not the window's. */
+#define TIMED_MS    20
+#define N_TIMED     200
+#define N_TIMED_MAX 100000 /* "timed:N" above this gets N_TIMED */
 
 static void set_text(struct answer *a, const char *const *text, size_t n) {
   a->text = text;
@@ -81,7 +91,18 @@ static void add_tool(struct answer *a, const char *name, const char *const *inpu
   a->stop = STOP_TOOL_USE;
 }
 
-void answer_for(struct answer *a, enum scenario sc, bool after_tools, unsigned attempt) {
+/* N of "timed:N" in text, or N_TIMED when there is none or it is out of range. */
+static size_t timed_count(const char *text) {
+  const char *p = text != NULL ? strstr(text, "timed:") : NULL;
+  if (p == NULL || p[6] < '0' || p[6] > '9') return N_TIMED;
+  errno = 0;
+  char *end;
+  unsigned long n = strtoul(p + 6, &end, 10);
+  return errno == 0 && n >= 1 && n <= N_TIMED_MAX ? (size_t)n : N_TIMED;
+}
+
+void answer_for(struct answer *a, enum scenario sc, const char *text, bool after_tools,
+                unsigned attempt) {
   memset(a, 0, sizeof *a);
   a->stop = STOP_END_TURN;
   a->ending = ENDING_NORMAL;
@@ -162,6 +183,12 @@ void answer_for(struct answer *a, enum scenario sc, bool after_tools, unsigned a
     a->event_ms = 0;
     a->delta_ms = 0;
     break;
+  case SCENARIO_TIMED:
+    set_text(a, NULL, timed_count(text));
+    a->stamped = true;
+    a->delta_ms = TIMED_MS;
+    a->paced = true; /* turns started apart stay apart: no bursts of every turn */
+    break;
   case SCENARIO_HELLO:
   case SCENARIO_N:
     break;
@@ -170,6 +197,7 @@ void answer_for(struct answer *a, enum scenario sc, bool after_tools, unsigned a
 
 const char *answer_text(const struct answer *a, size_t i, char *buf, size_t cap) {
   if (a->text != NULL) return a->text[i];
+  if (a->stamped) return "t=" STREAM_SEND_NS " ";
   snprintf(buf, cap, "%s%s %zu", i == 0 ? "" : " ", a->counted, i + 1);
   return buf;
 }

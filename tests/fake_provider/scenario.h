@@ -23,6 +23,7 @@ enum scenario {
   SCENARIO_TOOL,
   SCENARIO_SLOW,
   SCENARIO_MANY,
+  SCENARIO_TIMED, /* last: it may only take what no other keyword does */
   SCENARIO_N
 };
 
@@ -68,18 +69,24 @@ struct answer {
   const char *const *text; /* text pieces; NULL when counted */
   size_t n_text;
   const char *counted; /* text == NULL: piece i is "COUNTED i+1", space-separated */
+  bool stamped;        /* text == NULL: every piece is "t=" STREAM_SEND_NS " ", which
+                          the stream turns into its send time (a latency probe) */
   struct answer_tool tools[2];
   size_t n_tools;
   enum answer_stop stop;
   enum answer_ending ending;
   unsigned event_ms; /* wait before each event after the first; 0: all in one go */
   unsigned delta_ms; /* wait before each text delta */
+  bool paced;        /* waits count from the event before's due time (stream_keep_pace) */
 };
 
-/* The answer for sc. after_tools: the request's last message is tool results.
- * attempt counts this request among the conversation's identical ones, from 1:
- * the scenarios that fail once fail on attempt 1 only. */
-void answer_for(struct answer *a, enum scenario sc, bool after_tools, unsigned attempt);
+/* The answer for sc. text: the latest user text, as given to scenario_of (timed
+ * reads its count from "timed:N"; borrowed, may be NULL). after_tools: the
+ * request's last message is tool results. attempt counts this request among the
+ * conversation's identical ones, from 1: the scenarios that fail once fail on
+ * attempt 1 only. */
+void answer_for(struct answer *a, enum scenario sc, const char *text, bool after_tools,
+                unsigned attempt);
 /* Text piece i < a->n_text: a static string, or one written into buf. */
 const char *answer_text(const struct answer *a, size_t i, char *buf, size_t cap);
 /* The output token count the usage reports: one per delta. */

@@ -28,10 +28,15 @@
 #include <assert.h>
 #include <event2/buffer.h>
 #include <event2/keyvalq_struct.h>
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define NO_STAMP SIZE_MAX /* piece.stamp_at of a piece without STREAM_SEND_NS */
 
 enum stream_state {
   STATE_NONE, /* 0: so a missing table entry means "refused" */
@@ -57,6 +62,7 @@ static const bool allowed[STATE_N][STATE_N] = {
 struct piece {
   char *bytes;       /* owned: one whole event, through its blank line */
   size_t len;        /* bytes in it */
+  size_t stamp_at;   /* offset of STREAM_SEND_NS in bytes, or NO_STAMP */
   unsigned delay_ms; /* wait after the piece before it */
 };
 
@@ -68,7 +74,9 @@ struct stream {
   struct event *timer;            /* owned: the next piece, or the cut */
   struct piece *pieces;           /* owned; n <= cap */
   size_t n, cap;
-  size_t sent; /* pieces handed to evhttp; <= n */
+  size_t sent;     /* pieces handed to evhttp; <= n */
+  bool paced;      /* delays count from the last piece's due time, not its send */
+  uint64_t due_ns; /* paced: when the last piece armed was due (CLOCK_MONOTONIC) */
   enum stream_end end;
   enum stream_state state;
 };
@@ -112,6 +120,10 @@ static void stream_free(struct stream *s) {
   free(s);
 }
 
+void stream_keep_pace(struct stream *s) {
+  s->paced = true;
+}
+
 void stream_discard(struct stream *s) {
   if (s == NULL) return;
   assert(s->state == STATE_QUEUED);
@@ -129,7 +141,9 @@ static int add_piece(struct stream *s, unsigned delay_ms, char *bytes, size_t le
     s->pieces = p;
     s->cap = cap;
   }
-  s->pieces[s->n++] = (struct piece){bytes, len, delay_ms};
+  const char *stamp = strstr(bytes, STREAM_SEND_NS);
+  s->pieces[s->n++] = (struct piece){
+      bytes, len, stamp != NULL ? (size_t)(stamp - bytes) : NO_STAMP, delay_ms};
   return 0;
 }
 
@@ -232,16 +246,45 @@ static void on_flushed(struct evhttp_connection *conn, void *arg) {
   if (s->state == STATE_CUTTING) event_active(s->timer, EV_TIMEOUT, 1);
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A paced stream waits until its own schedule says, however late this pass is:
+ * timers re-armed from "now" in a pass that fires several streams' timers
+ * would leave those streams in step for good, their events in bursts. */
 static void arm(struct stream *s, unsigned delay_ms) {
-  struct timeval tv = {.tv_sec = delay_ms / 1000, .tv_usec = (delay_ms % 1000) * 1000};
+  uint64_t wait_us = (uint64_t)delay_ms * 1000u;
+  if (s->paced) {
+    uint64_t now = now_ns();
+    s->due_ns += (uint64_t)delay_ms * 1000000u;
+    wait_us = s->due_ns > now ? (s->due_ns - now) / 1000u : 0;
+  }
+  struct timeval tv = {.tv_sec = (time_t)(wait_us / 1000000u),
+                       .tv_usec = (suseconds_t)(wait_us % 1000000u)};
   evtimer_add(s->timer, &tv);
+}
+
+/* Copies p into chunk, its stamp (if any) as the time now: the clock is read
+ * after the bytes before the stamp are copied, as close to the hand-over to
+ * evhttp as the copy allows. */
+static int fill(struct evbuffer *chunk, const struct piece *p) {
+  if (p->stamp_at == NO_STAMP) return evbuffer_add(chunk, p->bytes, p->len);
+  size_t skip = p->stamp_at + strlen(STREAM_SEND_NS);
+  if (evbuffer_add(chunk, p->bytes, p->stamp_at) != 0) return -1;
+  char ns[24];
+  int len = snprintf(ns, sizeof ns, "%" PRIu64, now_ns());
+  if (evbuffer_add(chunk, ns, (size_t)len) != 0) return -1;
+  return evbuffer_add(chunk, p->bytes + skip, p->len - skip);
 }
 
 /* Hands the next piece to evhttp, as its own chunk. */
 static void send_piece(struct stream *s) {
   const struct piece *p = &s->pieces[s->sent++];
   struct evbuffer *chunk = evbuffer_new();
-  if (chunk == NULL || evbuffer_add(chunk, p->bytes, p->len) != 0) {
+  if (chunk == NULL || fill(chunk, p) != 0) {
     if (chunk != NULL) evbuffer_free(chunk);
     return; /* out of memory: the client sees a stream with a hole */
   }
@@ -303,6 +346,7 @@ void stream_start(struct stream *s, struct streams *all, enum stream_end end) {
   if (all->head != NULL) all->head->prev = s;
   all->head = s;
   set_state(s, STATE_SENDING);
+  s->due_ns = now_ns();
   arm(s, s->pieces[0].delay_ms);
   assert(check_invariants(s));
 }

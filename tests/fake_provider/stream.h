@@ -1,6 +1,7 @@
 /* One streamed reply: whole server-sent events queued up front, each sent as its
  * own HTTP chunk after its delay, on a timer. A stream stops its timer the
- * moment the client goes away, so nothing is ever written to a freed request. */
+ * moment the client goes away, so nothing is ever written to a freed request.
+ * An event may carry its own send time, for latency probes (STREAM_SEND_NS). */
 #ifndef FAKE_STREAM_H
 #define FAKE_STREAM_H
 
@@ -31,14 +32,24 @@ enum stream_end {
   STREAM_CUT    /* once the last event left, the connection is closed */
 };
 
+/* Stands in an event for the moment the event is handed to evhttp: the first one
+ * in each queued event is replaced then by CLOCK_MONOTONIC in nanoseconds, in
+ * decimal. No JSON escaping touches it, so it survives json_dumps. */
+#define STREAM_SEND_NS "{{send_ns}}"
+
 /* A stream for req, which stays the caller's until stream_start. Returns NULL
  * when out of memory. */
 struct stream *stream_new(struct event_base *base, struct evhttp_request *req);
+/* Makes s keep its own pace: each delay counts from when the event before was
+ * due, not from when it was sent, so a late pass of the loop delays one event
+ * and not the rest, and streams started apart stay apart. Before stream_start. */
+void stream_keep_pace(struct stream *s);
 /* Frees a stream that was never started; req is untouched. Accepts NULL. */
 void stream_discard(struct stream *s);
 /* Queues one event, "event: NAME" (none when name is NULL) and "data: " the
- * compact JSON of data, sent delay_ms after the event before it. Takes data
- * (NULL: out of memory, reported as such). Returns 0 or -1 (out of memory). */
+ * compact JSON of data, sent delay_ms after the event before it (its first
+ * STREAM_SEND_NS becomes the send time). Takes data (NULL: out of memory,
+ * reported as such). Returns 0 or -1 (out of memory). */
 int stream_event(struct stream *s, unsigned delay_ms, const char *name, json_t *data);
 /* Queues "data: TEXT" as an event, for OpenAI's "[DONE]". Borrows text. */
 int stream_data(struct stream *s, unsigned delay_ms, const char *text);

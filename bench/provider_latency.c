@@ -1,0 +1,706 @@
+/* bench-provider-latency: how long a provider's text delta takes to leave turnd as
+ * a `text` line. It starts M turns at once whose model is the fake provider's
+ * "timed" scenario: each delta's text is "t=NS ", NS being the fake's
+ * CLOCK_MONOTONIC when it handed the delta to libevent. For every stamp in every
+ * text event it records (receive time - NS) on the same clock, so a figure is
+ * provider -> turnd -> us, two loopback hops included: an upper bound of what
+ * turnd's loop adds. With --direct it reads the fake provider's own streams
+ * instead (one hop, no turnd): the baseline to subtract. Figures are given for
+ * every delta and for those sent while every turn streamed (no turn starting or
+ * ending then). One libevent loop, plain non-blocking sockets, the HTTP answer
+ * read by load_answer.c. */
+#include "load_answer.h"
+#include "load_lines.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define READ_BYTES   (64u * 1024u)
+#define LINE_CAP     (16u * 1024u) /* a line's bytes kept: 200 coalesced stamps fit */
+#define STAMP_DIGITS 20            /* a uint64's decimal digits */
+#define ERRORS_SHOWN 5
+#define FDS_SPARE    64
+
+static const char usage[] =
+    "usage: bench-provider-latency --url http://HOST:PORT [options]\n"
+    "  --url          turnd's address, or the fake provider's with --direct\n"
+    "  --turns M      turns started at once (default 100)\n"
+    "  --spread-ms S  start them evenly over S ms instead (default 0): turns started\n"
+    "                 together keep their deltas in clumps\n"
+    "  --text TEXT    the user's text (default \"timed\"; \"timed:N\" for N deltas)\n"
+    "  --deltas N     the stamps each turn must carry (default: N of timed:N, else 200)\n"
+    "  --direct API   read the fake provider's stream itself (anthropic or openai):\n"
+    "                 the baseline without turnd\n"
+    "  --timeout S    seconds the whole run may take (default 120)\n"
+    "  --kv FILE      also write the figures as key=value lines to FILE\n"
+    "  --dump FILE    write every delta as \"SENT_MS LATENCY_MS TURN\" to FILE, SENT_MS\n"
+    "                 from the run's start (to see when the slow ones came)\n"
+    "  --label TEXT   a title for the report\n";
+
+enum target { TARGET_TURND, TARGET_ANTHROPIC, TARGET_OPENAI };
+
+struct options {
+  const char *url, *text, *kv_path, *label, *dump_path;
+  char host[256], port[8];
+  enum target target;
+  unsigned turns;
+  uint64_t deltas;
+  unsigned timeout_s;
+  unsigned spread_ms; /* the turns' starts are spread over this; 0: all at once */
+};
+
+/* A connection carries one turn: CONNECTING -> SENDING -> ANSWER -> DONE. */
+enum conn_state { CONN_CONNECTING, CONN_SENDING, CONN_ANSWER, CONN_DONE };
+
+struct bench;
+
+struct conn {
+  struct bench *b;   /* the run it belongs to */
+  int fd;            /* -1 once closed */
+  struct event *rev; /* persistent read on fd */
+  struct event *wev; /* one-shot write: the connect finished, or room to send */
+  enum conn_state state;
+  size_t sent; /* bytes of the request written */
+  struct load_answer answer;
+  struct load_lines lines; /* turnd's NDJSON only: seq, first and end checked */
+  char line[LINE_CAP];     /* the current line's first line_len bytes */
+  size_t line_len;         /* <= LINE_CAP */
+  bool line_long;          /* the current line passed LINE_CAP: its rest is lost */
+  uint64_t stamps;         /* stamps read from this turn's stream */
+  bool ok;                 /* the turn ended well (set in conn_end) */
+};
+
+struct bench {
+  const struct options *o;
+  struct event_base *base;
+  struct event *deadline;
+  const char *request; /* borrowed: sent as is on every connection */
+  size_t request_len;
+  struct sockaddr_storage addr;
+  socklen_t addr_len;
+  struct conn *conns;    /* o->turns */
+  unsigned open;         /* connections not yet DONE */
+  uint64_t t_read_ns;    /* when the bytes being fed were read */
+  uint64_t *lat_ns;      /* one per stamp; n <= cap */
+  uint64_t *sent_ns;     /* the stamp of each, for --dump */
+  unsigned *turn;        /* the turn of each, for --dump */
+  size_t n, cap;         /* of lat_ns, sent_ns and turn */
+  uint64_t text_events;  /* lines that carried at least one stamp */
+  uint64_t coalesced;    /* lines that carried more than one */
+  uint64_t negative;     /* stamps later than their read: not the same clock? */
+  uint64_t long_lines;   /* lines cut at LINE_CAP */
+  uint64_t ok, failed;   /* turns */
+  unsigned errors_shown; /* failures described on stderr so far */
+  uint64_t t_begin_ns;   /* the first connect */
+  uint64_t t_end_ns;     /* the last answer's end */
+  char buf[READ_BYTES];  /* every read lands here */
+};
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *grow(void *p, size_t size) {
+  void *q = realloc(p, size);
+  if (q == NULL) {
+    fprintf(stderr, "bench-provider-latency: out of memory\n");
+    exit(2);
+  }
+  return q;
+}
+
+static void record(struct conn *c, uint64_t sent, uint64_t lat) {
+  struct bench *b = c->b;
+  if (b->n == b->cap) {
+    b->cap = b->cap > 0 ? b->cap * 2 : 65536;
+    b->lat_ns = grow(b->lat_ns, b->cap * sizeof *b->lat_ns);
+    b->sent_ns = grow(b->sent_ns, b->cap * sizeof *b->sent_ns);
+    b->turn = grow(b->turn, b->cap * sizeof *b->turn);
+  }
+  b->lat_ns[b->n] = lat;
+  b->sent_ns[b->n] = sent;
+  b->turn[b->n++] = (unsigned)(c - b->conns);
+}
+
+/* Every "t=DIGITS " in line[0..len): a stamp, measured against the read time. */
+static void scan_stamps(struct conn *c, const char *line, size_t len) {
+  struct bench *b = c->b;
+  unsigned found = 0;
+  for (size_t i = 0; i + 3 <= len; i++) {
+    if (line[i] != 't' || line[i + 1] != '=') continue;
+    size_t j = i + 2;
+    uint64_t ns = 0;
+    while (j < len && j - (i + 2) < STAMP_DIGITS && line[j] >= '0' && line[j] <= '9')
+      ns = ns * 10 + (uint64_t)(line[j++] - '0');
+    if (j == i + 2 || j >= len || line[j] != ' ') continue;
+    found++;
+    if (ns > b->t_read_ns)
+      b->negative++;
+    else
+      record(c, ns, b->t_read_ns - ns);
+    i = j;
+  }
+  c->stamps += found;
+  if (found > 0) b->text_events++;
+  if (found > 1) b->coalesced++;
+}
+
+/* One whole line of the body, without its newline. turnd: only text events carry
+ * the model's text; a provider's stream: its data lines. */
+static void on_line(struct conn *c, const char *line, size_t len) {
+  if (c->b->o->target == TARGET_TURND) {
+    static const char text_type[] = "\"type\":\"text\"";
+    char *end = memchr(line, '}', len); /* the type comes before any nested object */
+    size_t head = end != NULL ? (size_t)(end - line) : len;
+    bool is_text = false;
+    for (size_t i = 0; i + sizeof text_type - 1 <= head && !is_text; i++)
+      is_text = memcmp(line + i, text_type, sizeof text_type - 1) == 0;
+    if (!is_text) return;
+  } else if (len < 6 || memcmp(line, "data: ", 6) != 0) {
+    return;
+  }
+  scan_stamps(c, line, len);
+}
+
+static void on_body(void *ctx, const char *data, size_t len) {
+  struct conn *c = ctx;
+  if (c->answer.status != 200) return;
+  if (c->b->o->target == TARGET_TURND) load_lines_feed(&c->lines, data, len);
+  while (len > 0) {
+    const char *nl = memchr(data, '\n', len);
+    size_t take = nl != NULL ? (size_t)(nl - data) : len;
+    size_t room = LINE_CAP - c->line_len;
+    if (take > room) c->line_long = true;
+    memcpy(c->line + c->line_len, data, take < room ? take : room);
+    c->line_len += take < room ? take : room;
+    if (nl == NULL) return;
+    if (c->line_long) c->b->long_lines++;
+    on_line(c, c->line, c->line_len);
+    c->line_len = 0;
+    c->line_long = false;
+    data += take + 1;
+    len -= take + 1;
+  }
+}
+
+static void conn_close(struct conn *c) {
+  if (c->fd < 0) return;
+  event_free(c->rev);
+  event_free(c->wev);
+  c->rev = c->wev = NULL;
+  close(c->fd);
+  c->fd = -1;
+}
+
+/* The turn is over; why == NULL: its answer ended. It went well if the answer
+ * was a 200 that ended, the stream passed its checks and every stamp came. */
+static void conn_end(struct conn *c, const char *why) {
+  struct bench *b = c->b;
+  if (c->state == CONN_DONE) return;
+  conn_close(c);
+  c->state = CONN_DONE;
+  char what[160];
+  if (why == NULL && c->answer.status != 200) {
+    snprintf(what, sizeof what, "status %d", c->answer.status);
+    why = what;
+  }
+  if (why == NULL && b->o->target == TARGET_TURND) {
+    enum load_lines_fault f = load_lines_finish(&c->lines);
+    if (f != LOAD_LINES_OK) why = load_lines_strfault(f);
+  }
+  if (why == NULL && c->stamps != b->o->deltas) {
+    snprintf(what, sizeof what, "%llu stamps, want %llu", (unsigned long long)c->stamps,
+             (unsigned long long)b->o->deltas);
+    why = what;
+  }
+  c->ok = why == NULL;
+  if (c->ok) {
+    b->ok++;
+  } else {
+    b->failed++;
+    if (b->errors_shown++ < ERRORS_SHOWN)
+      fprintf(stderr, "bench-provider-latency: a turn failed: %s\n", why);
+  }
+  if (--b->open == 0) {
+    b->t_end_ns = now_ns();
+    event_base_loopbreak(b->base);
+  }
+}
+
+static void on_read(evutil_socket_t fd, short what, void *arg) {
+  (void)what;
+  struct conn *c = arg;
+  struct bench *b = c->b;
+  ssize_t n = recv(fd, b->buf, sizeof b->buf, 0);
+  b->t_read_ns = now_ns(); /* first: every stamp in these bytes arrived by now */
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+  if (n <= 0) {
+    bool done = n == 0 && load_answer_eof(&c->answer) == LOAD_ANSWER_DONE;
+    conn_end(c, done ? NULL : "connection closed before the answer's end");
+    return;
+  }
+  size_t used;
+  enum load_answer_state st =
+      load_answer_feed(&c->answer, b->buf, (size_t)n, &used, on_body, c);
+  if (st == LOAD_ANSWER_ERROR)
+    conn_end(c, "not an HTTP/1.1 answer this client reads");
+  else if (st == LOAD_ANSWER_DONE)
+    conn_end(c, NULL);
+}
+
+static void send_more(struct conn *c) {
+  struct bench *b = c->b;
+  while (c->sent < b->request_len) {
+    ssize_t n = send(c->fd, b->request + c->sent, b->request_len - c->sent, MSG_NOSIGNAL);
+    if (n >= 0) {
+      c->sent += (size_t)n;
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      event_add(c->wev, NULL);
+      return;
+    } else if (errno != EINTR) {
+      conn_end(c, "could not send the request");
+      return;
+    }
+  }
+  c->state = CONN_ANSWER;
+}
+
+static void on_write(evutil_socket_t fd, short what, void *arg) {
+  (void)what;
+  struct conn *c = arg;
+  if (c->state == CONN_CONNECTING) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+      conn_end(c, "could not connect");
+      return;
+    }
+    c->state = CONN_SENDING;
+    event_add(c->rev, NULL);
+  }
+  if (c->state == CONN_SENDING) send_more(c);
+}
+
+static void conn_start(struct conn *c) {
+  struct bench *b = c->b;
+  load_answer_init(&c->answer);
+  if (b->o->target == TARGET_TURND && load_lines_init(&c->lines, false) != 0) {
+    fprintf(stderr, "bench-provider-latency: out of memory\n");
+    exit(2);
+  }
+  c->state = CONN_CONNECTING;
+  c->fd = socket(b->addr.ss_family, SOCK_STREAM, 0);
+  if (c->fd < 0) {
+    conn_end(c, "no socket");
+    return;
+  }
+  c->rev = event_new(b->base, c->fd, EV_READ | EV_PERSIST, on_read, c);
+  c->wev = event_new(b->base, c->fd, EV_WRITE, on_write, c);
+  if (c->rev == NULL || c->wev == NULL) {
+    fprintf(stderr, "bench-provider-latency: out of memory\n");
+    exit(2);
+  }
+  int flags = fcntl(c->fd, F_GETFL);
+  if (flags < 0 || fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) != 0) {
+    conn_end(c, "could not connect");
+    return;
+  }
+  if (connect(c->fd, (const struct sockaddr *)&b->addr, b->addr_len) == 0) {
+    c->state = CONN_SENDING;
+    event_add(c->rev, NULL);
+    send_more(c);
+  } else if (errno == EINPROGRESS) {
+    event_add(c->wev, NULL);
+  } else {
+    conn_end(c, "could not connect");
+  }
+}
+
+static void on_start(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  conn_start(arg);
+}
+
+static void on_deadline(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  struct bench *b = arg;
+  for (unsigned i = 0; i < b->o->turns; i++)
+    conn_end(&b->conns[i], "the run took longer than --timeout");
+}
+
+/* ------------------------------------------------------------- options */
+
+static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out) {
+  if (s == NULL || *s < '0' || *s > '9') return false;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v < min || v > max) return false;
+  *out = v;
+  return true;
+}
+
+/* http://HOST:PORT with an optional path, which is ignored: the route is ours. */
+static bool parse_url(struct options *o) {
+  const char *p = o->url;
+  if (strncmp(p, "http://", 7) != 0) return false;
+  p += 7;
+  size_t host_len = strcspn(p, ":/");
+  if (host_len == 0 || host_len >= sizeof o->host || p[host_len] != ':') return false;
+  memcpy(o->host, p, host_len);
+  o->host[host_len] = '\0';
+  p += host_len + 1;
+  size_t port_len = strspn(p, "0123456789");
+  if (port_len == 0 || port_len >= sizeof o->port) return false;
+  if (p[port_len] != '\0' && p[port_len] != '/') return false;
+  memcpy(o->port, p, port_len);
+  o->port[port_len] = '\0';
+  return true;
+}
+
+/* The N of "timed:N", or 200 (the fake's default). */
+static uint64_t deltas_of(const char *text) {
+  const char *p = strstr(text, "timed:");
+  uint64_t n;
+  char digits[16];
+  if (p == NULL) return 200;
+  size_t len = strspn(p + 6, "0123456789");
+  if (len == 0 || len >= sizeof digits) return 200;
+  memcpy(digits, p + 6, len);
+  digits[len] = '\0';
+  return parse_u64(digits, 1, 100000, &n) ? n : 200;
+}
+
+static bool parse_options(struct options *o, int argc, char **argv) {
+  memset(o, 0, sizeof *o);
+  o->text = "timed";
+  o->turns = 100;
+  o->timeout_s = 120;
+  o->target = TARGET_TURND;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    uint64_t n;
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(usage, stdout);
+      exit(0);
+    } else if (v == NULL) {
+      fprintf(stderr, "bench-provider-latency: %s needs a value\n", a);
+      return false;
+    } else if (strcmp(a, "--url") == 0) {
+      o->url = v;
+    } else if (strcmp(a, "--text") == 0) {
+      o->text = v;
+    } else if (strcmp(a, "--kv") == 0) {
+      o->kv_path = v;
+    } else if (strcmp(a, "--dump") == 0) {
+      o->dump_path = v;
+    } else if (strcmp(a, "--label") == 0) {
+      o->label = v;
+    } else if (strcmp(a, "--direct") == 0 && strcmp(v, "anthropic") == 0) {
+      o->target = TARGET_ANTHROPIC;
+    } else if (strcmp(a, "--direct") == 0 && strcmp(v, "openai") == 0) {
+      o->target = TARGET_OPENAI;
+    } else if (strcmp(a, "--turns") == 0 && parse_u64(v, 1, 100000, &n)) {
+      o->turns = (unsigned)n;
+    } else if (strcmp(a, "--deltas") == 0 && parse_u64(v, 1, 100000, &n)) {
+      o->deltas = n;
+    } else if (strcmp(a, "--spread-ms") == 0 && parse_u64(v, 0, 60000, &n)) {
+      o->spread_ms = (unsigned)n;
+    } else if (strcmp(a, "--timeout") == 0 && parse_u64(v, 1, 86400, &n)) {
+      o->timeout_s = (unsigned)n;
+    } else {
+      fprintf(stderr, "bench-provider-latency: bad option or value: %s %s\n%s", a, v,
+              usage);
+      return false;
+    }
+    i++;
+  }
+  if (o->url == NULL || !parse_url(o)) {
+    fprintf(stderr, "bench-provider-latency: --url must be http://HOST:PORT\n%s", usage);
+    return false;
+  }
+  if (strchr(o->text, '"') != NULL || strchr(o->text, '\\') != NULL) {
+    fprintf(stderr, "bench-provider-latency: --text may not hold \" or \\\n");
+    return false;
+  }
+  if (o->deltas == 0) o->deltas = deltas_of(o->text);
+  return true;
+}
+
+/* The request every connection sends. Returns owned, or NULL when out of memory. */
+static char *build_request(const struct options *o, size_t *len) {
+  char body[1024];
+  const char *path, *headers;
+  int blen;
+  switch (o->target) {
+  case TARGET_ANTHROPIC:
+    path = "/v1/messages";
+    headers = "x-api-key: test-key\r\nanthropic-version: 2023-06-01\r\n";
+    blen = snprintf(body, sizeof body,
+                    "{\"model\":\"fake-model\",\"max_tokens\":4096,\"stream\":true,"
+                    "\"messages\":[{\"role\":\"user\",\"content\":\"%s\"}]}",
+                    o->text);
+    break;
+  case TARGET_OPENAI:
+    path = "/v1/chat/completions";
+    headers = "Authorization: Bearer test-key\r\n";
+    blen = snprintf(body, sizeof body,
+                    "{\"model\":\"fake-model\",\"stream\":true,\"stream_options\":"
+                    "{\"include_usage\":true},\"messages\":[{\"role\":\"user\","
+                    "\"content\":\"%s\"}]}",
+                    o->text);
+    break;
+  case TARGET_TURND:
+  default:
+    path = "/api/turns";
+    headers = "";
+    blen = snprintf(body, sizeof body, "{\"text\":\"%s\"}", o->text);
+    break;
+  }
+  if (blen < 0 || (size_t)blen >= sizeof body) return NULL;
+  size_t cap = (size_t)blen + 1024;
+  char *req = malloc(cap);
+  if (req == NULL) return NULL;
+  int n = snprintf(req, cap,
+                   "POST %s HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json\r\n"
+                   "%sContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+                   path, o->host, o->port, headers, blen, body);
+  if (n < 0 || (size_t)n >= cap) {
+    free(req);
+    return NULL;
+  }
+  *len = (size_t)n;
+  return req;
+}
+
+static bool resolve(const struct options *o, struct bench *b) {
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+  struct addrinfo *ai;
+  int rv = getaddrinfo(o->host, o->port, &hints, &ai);
+  if (rv != 0) {
+    fprintf(stderr, "bench-provider-latency: %s: %s\n", o->host, gai_strerror(rv));
+    return false;
+  }
+  memcpy(&b->addr, ai->ai_addr, ai->ai_addrlen);
+  b->addr_len = ai->ai_addrlen;
+  freeaddrinfo(ai);
+  return true;
+}
+
+static void raise_fd_limit(unsigned turns) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  rlim_t want = (rlim_t)turns + FDS_SPARE;
+  if (rl.rlim_cur >= want) return;
+  rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* -------------------------------------------------------------- report */
+
+static int cmp_u64(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* Nearest-rank percentile of sorted v[0..n), in milliseconds; 0 when n == 0. */
+static double pct_ms(const uint64_t *v, size_t n, double p) {
+  if (n == 0) return 0;
+  size_t rank = (size_t)(p / 100.0 * (double)n + 0.999999);
+  if (rank == 0) rank = 1;
+  if (rank > n) rank = n;
+  return (double)v[rank - 1] / 1e6;
+}
+
+struct figures {
+  size_t n;                              /* deltas they are of */
+  double p50, p90, p99, p999, max, mean; /* ms */
+};
+
+/* Sorts v[0..n) and fills *f from it. */
+static void figures_of(uint64_t *v, size_t n, struct figures *f) {
+  qsort(v, n, sizeof *v, cmp_u64);
+  double sum = 0;
+  for (size_t i = 0; i < n; i++)
+    sum += (double)v[i];
+  f->n = n;
+  f->p50 = pct_ms(v, n, 50);
+  f->p90 = pct_ms(v, n, 90);
+  f->p99 = pct_ms(v, n, 99);
+  f->p999 = pct_ms(v, n, 99.9);
+  f->max = pct_ms(v, n, 100);
+  f->mean = n > 0 ? sum / (double)n / 1e6 : 0;
+}
+
+/* *all: every delta. *mid: the deltas sent while every turn was streaming
+ * (after the last turn's first delta, before the first turn's last one), so
+ * turns starting or ending (sessions made, messages stored) are not in it; n
+ * is 0 when there is no such time. Sorts b->lat_ns. */
+static void compute(struct bench *b, struct figures *all, struct figures *mid) {
+  unsigned turns = b->o->turns;
+  uint64_t *first = calloc(turns, sizeof *first), *last = calloc(turns, sizeof *last);
+  uint64_t *inside = malloc((b->n > 0 ? b->n : 1) * sizeof *inside);
+  if (first == NULL || last == NULL || inside == NULL) {
+    fprintf(stderr, "bench-provider-latency: out of memory\n");
+    exit(2);
+  }
+  for (size_t i = 0; i < b->n; i++) {
+    unsigned t = b->turn[i];
+    if (first[t] == 0 || b->sent_ns[i] < first[t]) first[t] = b->sent_ns[i];
+    if (b->sent_ns[i] > last[t]) last[t] = b->sent_ns[i];
+  }
+  uint64_t from = 0, to = UINT64_MAX;
+  for (unsigned t = 0; t < turns; t++) {
+    if (first[t] > from) from = first[t];
+    if (last[t] < to) to = last[t];
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < b->n; i++)
+    if (b->sent_ns[i] > from && b->sent_ns[i] < to) inside[n++] = b->lat_ns[i];
+  figures_of(inside, n, mid);
+  figures_of(b->lat_ns, b->n, all);
+  free(first);
+  free(last);
+  free(inside);
+}
+
+static const char *target_name(enum target t) {
+  return t == TARGET_ANTHROPIC ? "the fake provider directly (Anthropic stream)"
+         : t == TARGET_OPENAI  ? "the fake provider directly (OpenAI stream)"
+                               : "turnd";
+}
+
+static void print_figures(const char *name, const struct figures *f) {
+  printf("%-12s p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.3f ms, mean "
+         "%.3f ms (%zu deltas)\n",
+         name, f->p50, f->p90, f->p99, f->p999, f->max, f->mean, f->n);
+}
+
+static void report(const struct bench *b, const struct figures *f,
+                   const struct figures *mid) {
+  const struct options *o = b->o;
+  if (o->label != NULL) printf("== %s\n", o->label);
+  char when[48] = "at once";
+  if (o->spread_ms > 0) snprintf(when, sizeof when, "started over %u ms", o->spread_ms);
+  printf("turns        %u %s, from %s: %llu ended well, %llu failed, %.2f s\n", o->turns,
+         when, target_name(o->target), (unsigned long long)b->ok,
+         (unsigned long long)b->failed, (double)(b->t_end_ns - b->t_begin_ns) / 1e9);
+  printf("stamps       %zu measured (%llu per turn asked), in %llu lines; %llu lines "
+         "held more than one (coalesced)\n",
+         b->n, (unsigned long long)o->deltas, (unsigned long long)b->text_events,
+         (unsigned long long)b->coalesced);
+  if (b->negative > 0 || b->long_lines > 0)
+    printf("  dropped    %llu stamps later than their read, %llu lines over %u bytes\n",
+           (unsigned long long)b->negative, (unsigned long long)b->long_lines, LINE_CAP);
+  printf(
+      "latency      the provider hands a delta to libevent -> its line is read here\n");
+  print_figures("  all", f);
+  print_figures("  mid-run", mid);
+  printf("             (mid-run: deltas sent while every turn streamed; turns starting "
+         "and ending are left out)\n");
+}
+
+static int write_dump(const struct bench *b) {
+  FILE *out = fopen(b->o->dump_path, "w");
+  if (out == NULL) {
+    fprintf(stderr, "bench-provider-latency: %s: %s\n", b->o->dump_path, strerror(errno));
+    return -1;
+  }
+  for (size_t i = 0; i < b->n; i++)
+    fprintf(out, "%.3f %.3f %u\n", ((double)b->sent_ns[i] - (double)b->t_begin_ns) / 1e6,
+            (double)b->lat_ns[i] / 1e6, b->turn[i]);
+  return fclose(out) == 0 ? 0 : -1;
+}
+
+static int write_kv(const struct bench *b, const struct figures *f,
+                    const struct figures *mid) {
+  FILE *out = fopen(b->o->kv_path, "w");
+  if (out == NULL) {
+    fprintf(stderr, "bench-provider-latency: %s: %s\n", b->o->kv_path, strerror(errno));
+    return -1;
+  }
+  fprintf(out, "turns=%u\nok=%llu\nfailed=%llu\nstamps=%zu\nlines=%llu\ncoalesced=%llu\n",
+          b->o->turns, (unsigned long long)b->ok, (unsigned long long)b->failed, b->n,
+          (unsigned long long)b->text_events, (unsigned long long)b->coalesced);
+  fprintf(out, "p50_ms=%.3f\np90_ms=%.3f\np99_ms=%.3f\np999_ms=%.3f\nmax_ms=%.3f\n",
+          f->p50, f->p90, f->p99, f->p999, f->max);
+  fprintf(out, "mean_ms=%.3f\nspread_ms=%u\n", f->mean, b->o->spread_ms);
+  fprintf(out, "mid_stamps=%zu\nmid_p50_ms=%.3f\nmid_p99_ms=%.3f\nmid_max_ms=%.3f\n",
+          mid->n, mid->p50, mid->p99, mid->max);
+  return fclose(out) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+  struct options o;
+  if (!parse_options(&o, argc, argv)) return 2;
+  struct bench *b = calloc(1, sizeof *b);
+  if (b == NULL) return 2;
+  b->o = &o;
+  if (!resolve(&o, b)) return 2;
+  char *req = build_request(&o, &b->request_len);
+  b->request = req;
+  b->conns = calloc(o.turns, sizeof *b->conns);
+  b->base = event_base_new();
+  if (b->base != NULL) b->deadline = evtimer_new(b->base, on_deadline, b);
+  if (req == NULL || b->conns == NULL || b->base == NULL || b->deadline == NULL) {
+    fprintf(stderr, "bench-provider-latency: cannot set the run up\n");
+    return 2;
+  }
+  raise_fd_limit(o.turns);
+  struct timeval limit = {(time_t)o.timeout_s, 0};
+  evtimer_add(b->deadline, &limit);
+  b->open = o.turns;
+  b->t_begin_ns = now_ns();
+  for (unsigned i = 0; i < o.turns; i++) {
+    b->conns[i].b = b;
+    b->conns[i].fd = -1;
+  }
+  for (unsigned i = 0; i < o.turns; i++) {
+    /* Turn i at i * spread / turns: the fake's streams keep their phase, so
+     * their deltas then come evenly instead of in bursts of every turn. */
+    uint64_t at_us = (uint64_t)o.spread_ms * 1000u * i / o.turns;
+    struct timeval tv = {(time_t)(at_us / 1000000u), (suseconds_t)(at_us % 1000000u)};
+    if (at_us == 0)
+      conn_start(&b->conns[i]);
+    else if (event_base_once(b->base, -1, EV_TIMEOUT, on_start, &b->conns[i], &tv) != 0)
+      conn_end(&b->conns[i], "cannot arm the start timer");
+  }
+  if (b->open > 0) event_base_dispatch(b->base);
+
+  int rv = 0;
+  if (o.dump_path != NULL && write_dump(b) != 0) rv = 1; /* before compute sorts */
+  struct figures f, mid;
+  compute(b, &f, &mid);
+  report(b, &f, &mid);
+  if (b->failed != 0 || b->ok != o.turns) rv = 1;
+  if (o.kv_path != NULL && write_kv(b, &f, &mid) != 0) rv = 1;
+
+  for (unsigned i = 0; i < o.turns; i++) {
+    conn_close(&b->conns[i]);
+    load_lines_fini(&b->conns[i].lines);
+  }
+  event_free(b->deadline);
+  event_base_free(b->base);
+  free(b->conns);
+  free(b->lat_ns);
+  free(b->sent_ns);
+  free(b->turn);
+  free(req);
+  free(b);
+  return rv;
+}

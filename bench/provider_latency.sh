@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# bench/provider_latency.sh BUILD_DIR: how long a provider's text delta takes to
+# leave turnd as a `text` line, with 100 turns streaming at once. The fake
+# provider's "timed" scenario stamps each delta with its send time
+# (CLOCK_MONOTONIC, ns); bench-provider-latency reads turnd's streams on the same
+# machine and records (read time - stamp) for every delta: provider -> turnd ->
+# client, two loopback hops included. For each provider shape (anthropic:,
+# openai:) against a fresh turnd (port 0, a temporary data folder,
+# --coalesce-ms left at its default): the turns at once, the turns' starts
+# spread out, then one turn alone (turnd's floor); then the same streams read
+# from the fake provider directly, without turnd (one hop): the baseline. About
+# a minute in all. It builds nothing: `make bench-provider` builds first. Prints
+# each report, then the figures beside the target. Exit status: 1 if a turn
+# failed (or, with LATENCY_STRICT=1, the target was missed), else 0.
+#
+# Knobs (environment): LATENCY_TURNS (turns at once, 100), LATENCY_DELTAS (per
+# turn, 200, 20 ms apart: ~4 s a run), LATENCY_SPREAD_MS (the turns' starts
+# spread over this many ms in the second run; 20 by default, 0: no such run),
+# LATENCY_STRICT=1 to fail on a missed target.
+set -euo pipefail
+
+build=${1:?usage: bench/provider_latency.sh BUILD_DIR}
+turnd=$build/turnd
+fake=$build/fake-provider
+bench=$build/bench-provider-latency
+for bin in "$turnd" "$fake" "$bench"; do
+  [[ -x $bin ]] || {
+    echo "provider_latency.sh: $bin is missing; run 'make bench-provider'" >&2
+    exit 2
+  }
+done
+
+turns=${LATENCY_TURNS:-100}
+deltas=${LATENCY_DELTAS:-200}
+spread=${LATENCY_SPREAD_MS:-20}
+target_ms=1
+text="timed:$deltas"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/turnd-latency.XXXXXX")
+turnd_pid=""
+fake_pid=""
+stop() { # pid
+  kill -TERM "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+cleanup() {
+  if [[ -n $turnd_pid ]]; then stop "$turnd_pid"; fi
+  if [[ -n $fake_pid ]]; then stop "$fake_pid"; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# await_listen FILE NAME: the URL of a "listening on URL" line, once printed.
+await_listen() {
+  for _ in $(seq 100); do
+    if grep -q '^listening on ' "$1"; then
+      sed -n 's/^listening on //p' "$1"
+      return 0
+    fi
+    sleep 0.05
+  done
+  echo "provider_latency.sh: $2 did not start:" >&2
+  cat "${1%.out}.err" >&2
+  exit 2
+}
+
+"$fake" --listen 127.0.0.1:0 >"$tmp/fake.out" 2>"$tmp/fake.err" &
+fake_pid=$!
+fake_url=$(await_listen "$tmp/fake.out" fake-provider)
+
+coalesce="--coalesce-ms not offered"
+if "$turnd" --help 2>&1 | grep -q -- '--coalesce-ms'; then
+  coalesce="--coalesce-ms at its default"
+fi
+echo "fake provider at $fake_url; turnd with $coalesce; $turns turns of $deltas deltas" \
+  "20 ms apart"
+
+start_turnd() { # provider
+  local p=$1 env=()
+  if [[ $p == anthropic ]]; then
+    env=(ANTHROPIC_BASE_URL="$fake_url" ANTHROPIC_API_KEY=test-key)
+  else
+    env=(OPENAI_BASE_URL="$fake_url/v1" OPENAI_API_KEY=test-key)
+  fi
+  env "${env[@]}" "$turnd" --listen 127.0.0.1:0 --data "$tmp/data-$p" \
+    --model "$p:fake-model" >"$tmp/turnd-$p.out" 2>"$tmp/turnd-$p.err" &
+  turnd_pid=$!
+  turnd_url=$(await_listen "$tmp/turnd-$p.out" turnd)
+}
+
+failed=0
+measure() { # name label bench-options...
+  local name=$1 label=$2
+  shift 2
+  echo
+  "$bench" --text "$text" --kv "$tmp/$name.kv" --label "$label" "$@" || failed=1
+}
+
+for p in anthropic openai; do
+  start_turnd "$p"
+  measure "$p" "$p: $turns turns at once through turnd" --url "$turnd_url" \
+    --turns "$turns"
+  if ((spread > 0)); then
+    measure "$p-spread" "$p: $turns turns started over $spread ms through turnd" \
+      --url "$turnd_url" --turns "$turns" --spread-ms "$spread"
+  fi
+  measure "$p-1" "$p: 1 turn through turnd" --url "$turnd_url" --turns 1
+  stop "$turnd_pid"
+  turnd_pid=""
+  measure "$p-direct" "$p baseline: $turns turns at once from the fake provider" \
+    --url "$fake_url" --direct "$p" --turns "$turns"
+  if ((spread > 0)); then
+    measure "$p-spread-direct" \
+      "$p baseline: $turns turns started over $spread ms from the fake provider" \
+      --url "$fake_url" --direct "$p" --turns "$turns" --spread-ms "$spread"
+  fi
+  measure "$p-direct-1" "$p baseline: 1 turn from the fake provider" \
+    --url "$fake_url" --direct "$p" --turns 1
+done
+stop "$fake_pid"
+fake_pid=""
+
+kv() { sed -n "s/^$2=//p" "$tmp/$1.kv" 2>/dev/null || true; } # empty if the run broke
+figures() { # name [mid_]: "p50 / p99 / max ms (deltas)"
+  echo "$(kv "$1" "${2:-}p50_ms") / $(kv "$1" "${2:-}p99_ms") / $(kv "$1" "${2:-}max_ms") ms" \
+    "($(kv "$1" "${2:-}stamps"))"
+}
+missed=0
+verdict() { # name label
+  local p99
+  p99=$(kv "$1" p99_ms)
+  if [[ $(awk -v v="$p99" -v t="$target_ms" 'BEGIN { print (v != "" && v < t) }') == 1 ]]; then
+    echo "  met     $2: $(figures "$1")"
+  else
+    echo "  MISSED  $2: $(figures "$1")"
+    missed=1
+  fi
+  echo "            mid-run $(figures "$1" mid_)"
+  echo "            baseline without turnd: $(figures "$1-direct"), mid-run" \
+    "$(figures "$1-direct" mid_)"
+}
+echo
+echo "== target: a provider's text delta -> turnd's text line, p99 < $target_ms ms with" \
+  "$turns turns streaming (p50 / p99 / max (deltas)); mid-run: while every turn" \
+  "streamed; baseline: the same streams read from the fake provider directly"
+for p in anthropic openai; do
+  verdict "$p" "$p, $turns turns at once"
+  if ((spread > 0)); then verdict "$p-spread" "$p, $turns turns started over $spread ms"; fi
+  echo "          $p, 1 turn alone: $(figures "$p-1"); baseline $(figures "$p-direct-1")"
+done
+
+if ((failed)); then exit 1; fi
+if ((missed)) && [[ ${LATENCY_STRICT:-0} == 1 ]]; then exit 1; fi
+exit 0
