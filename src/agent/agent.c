@@ -212,7 +212,10 @@ static void end_turn(struct agent *a, struct agent_action *out, turn_stop_reason
   for (size_t i = a->tool; i < a->n_calls; i++)
     if (a->calls[i].input != NULL) /* a call whose input never came was not sent */
       convo_tool_result(&a->convo, a->calls[i].id,
-                        TURN_STR("not run: the turn ended first"), true, now_ms);
+                        i == a->tool && a->state == AGENT_S_SHELL_TOOL
+                            ? TURN_STR("stopped: the turn ended while it ran")
+                            : TURN_STR("not run: the turn ended first"),
+                        true, now_ms);
   calls_clear(a);
   convo_finish(&a->convo); /* what the model said before the end stays said */
   emit(out, TURN_EV_END);
@@ -715,9 +718,23 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
       script_step(a, now_ms, out);
       return;
     }
-    if (a->held.len > 0 &&
-        (a->has_inbox ? a->inbox.kind != a->held_kind : now_ms >= a->window_end_ms)) {
-      flush_held(a, now_ms, out); /* what is held goes before anything else */
+    /* What is held goes before anything else: before an event of another kind,
+     * once its window is over (a delta of its kind that came then goes with
+     * it, after it), and before a delta that would not fit with it. */
+    if (a->held.len > 0 && (now_ms >= a->window_end_ms ||
+                            (a->has_inbox && (a->inbox.kind != a->held_kind ||
+                                              a->held.len + a->inbox.len > HELD_CAP)))) {
+      if (a->has_inbox && a->inbox.kind == a->held_kind &&
+          a->held.len + a->inbox.len <= HELD_CAP &&
+          turn_buf_append(&a->held, a->inbox.text, a->inbox.len) == 0) {
+        turn_str delta = {a->inbox.text, a->inbox.len};
+        if (a->held_kind == MODEL_EV_TEXT)
+          convo_text(&a->convo, delta, now_ms);
+        else
+          convo_thinking(&a->convo, delta, now_ms);
+        a->has_inbox = false;
+      }
+      flush_held(a, now_ms, out);
       return;
     }
     if (!a->has_inbox) {

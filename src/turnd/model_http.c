@@ -7,6 +7,7 @@
  *   STREAMING --answer ends / fails--> its last event --> freed
  *   STREAMING --model_call_abort--> torn down at once (outside libcurl's
  *   callbacks) or, from inside one, when libcurl returns: freed, no event */
+#define _DEFAULT_SOURCE /* explicit_bzero */
 #include "model_http.h"
 
 #include <curl/curl.h>
@@ -130,7 +131,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg) {
   }
   if (sse_feed(c->sse, ptr, len) != 0)
     fail(c, "the model's stream sent an event too large to read", false, -1);
-  return c->aborted ? 0 : len;
+  return c->aborted || c->over ? 0 : len; /* over: nothing more is read */
 }
 
 /* Reads retry-after's delay-seconds form; the HTTP-date form counts as unsaid. */
@@ -346,7 +347,7 @@ struct model_call *model_call_start(struct model_http *mh,
     else
       snprintf(auth, sizeof auth, "Authorization: Bearer %s", spec->api_key);
     h = curl_slist_append(c->headers, auth);
-    memset(auth, 0, sizeof auth); /* the key lives in the request only */
+    explicit_bzero(auth, sizeof auth); /* the key lives in the request only */
   }
   if (h != NULL && spec->kind == PROVIDER_ANTHROPIC)
     h = curl_slist_append(c->headers, "anthropic-version: 2023-06-01");

@@ -26,7 +26,10 @@ static void on_commit(evutil_socket_t fd, short events, void *arg) {
 
 static void on_done(void *ctx, void *owner, uint64_t end_seq) {
   (void)ctx;
-  if (owner != NULL) run_committed(owner, end_seq);
+  struct run *r = owner;
+  if (r == NULL) return;
+  r->in_flight--;
+  run_committed(r, end_seq);
 }
 
 /* Runs whose barrier the writer has passed go on (each may start a call that
@@ -116,10 +119,12 @@ static void hand_run(struct run *r, void *owner) {
   uint64_t first = r->stored;
   r->stored = r->n_events;
   if (store_events_add(r->d->store, r->id, first, r->n_events - first, turnd_now_ms(),
-                       (const char *)r->log.data + from, to - from, owner) != 0 &&
-      owner != NULL)
+                       (const char *)r->log.data + from, to - from, owner) == 0) {
+    if (owner != NULL) r->in_flight++;
+  } else if (owner != NULL) {
     run_committed(r, r->n_events); /* out of memory: shown, though never stored */
-  if (r->ended) store_turn_ended(r->d->store, r->id);
+  }
+  if (r->ended && !r->gave_up) store_turn_ended(r->d->store, r->id);
   persist_soon(r->d);
 }
 

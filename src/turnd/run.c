@@ -201,11 +201,12 @@ static void run_free(struct run *r) {
  * store) and is freed at the end of the loop iteration, never inside its own
  * timer's callback. */
 static void run_release(struct run *r) {
+  if (r->released) return; /* its timer was already due when it was trimmed */
   if (r->followers != NULL) {
     arm(r, 1000);
     return;
   }
-  if (r->committed < r->n_events) {
+  if (r->committed < r->n_events || r->in_flight > 0) {
     r->release_due = true; /* run_committed comes back here */
     return;
   }
@@ -225,6 +226,8 @@ static void run_release(struct run *r) {
     for (struct run *e = d->ended_first; e != NULL; e = e->ended_next)
       d->ended_last = e;
   idmap_del(&r->d->run_ids, r->id);
+  evtimer_del(r->timer);
+  r->released = true;
   r->next = r->d->closing;
   r->d->closing = r;
   persist_soon(r->d);
@@ -251,16 +254,17 @@ static void on_timer(evutil_socket_t fd, short events, void *arg) {
 static void trim_log(struct run *r);
 
 void run_committed(struct run *r, uint64_t end_seq) {
-  if (end_seq <= r->committed) return;
-  r->committed = end_seq;
-  struct follower *f = r->followers;
-  while (f != NULL) {
-    struct follower *next = f->next; /* flush may free f */
-    follower_flush(f);
-    f = next;
+  if (end_seq > r->committed) {
+    r->committed = end_seq;
+    struct follower *f = r->followers;
+    while (f != NULL) {
+      struct follower *next = f->next; /* flush may free f */
+      follower_flush(f);
+      f = next;
+    }
+    trim_log(r);
   }
-  trim_log(r);
-  if (r->release_due && r->committed == r->n_events) {
+  if (r->release_due && r->committed == r->n_events && r->in_flight == 0) {
     r->release_due = false;
     arm(r, 0); /* released from its timer, as ever */
   }
@@ -313,6 +317,8 @@ static void mark_ended(struct run *r) {
 /* The run can keep no more: it ends here, its readers get what there is. */
 static void run_give_up(struct run *r) {
   fprintf(stderr, "turnd: turn %s: an event could not be kept; the turn ends\n", r->id);
+  persist_run_dirty(r); /* what it kept is stored and shown, so it can be released */
+  r->gave_up = true;    /* the store keeps it unended: a restart ends it properly */
   mark_ended(r);
   if (r->session->running == r) r->session->running = NULL;
   while (r->followers != NULL)
@@ -387,8 +393,9 @@ static void run_append(struct run *r, turn_event *ev) {
 static void run_trim(struct turnd *d, struct run *keep_run) {
   while (d->ended_bytes > RETAIN_BYTES) {
     struct run *oldest = d->ended_first;
-    while (oldest != NULL && (oldest->followers != NULL ||
-                              oldest->committed < oldest->n_events || oldest == keep_run))
+    while (oldest != NULL &&
+           (oldest->followers != NULL || oldest->committed < oldest->n_events ||
+            oldest->in_flight > 0 || oldest->released || oldest == keep_run))
       oldest = oldest->ended_next;
     if (oldest == NULL) return;
     run_release(oldest);

@@ -37,6 +37,10 @@ struct run {
   uint64_t stored;            /* events handed to the store: seq < stored */
   uint64_t committed;         /* events the store committed, which readers see */
   bool release_due;           /* retained long enough; waits for the commit */
+  bool released;              /* on d->closing: freed at the end of the iteration */
+  bool gave_up;               /* ended without its end event (run_give_up) */
+  unsigned in_flight;         /* chunks handed to the store with r as owner, not
+                                 yet reaped: r may not be freed before */
   struct model_call *call;    /* the external model's call in flight, or NULL */
   struct tool_proc *tool;     /* the owner's tool running for it, or NULL */
   bool at_barrier;            /* waits for the store before a model call */

@@ -367,14 +367,28 @@ static void close_deltas_go_out_together(void **state) {
   pump(&r);
   assert_string_equal(r.log, "turn [call] text text ");
   assert_string_equal(r.last_text, "bc");
+  /* A delta that comes after the window ended, before its timer was seen, goes
+   * out with the held text, after it. */
+  r.now += 20;
+  feed(&r, text_ev(MODEL_EV_TEXT, "x"));
+  pump(&r);
+  assert_string_equal(r.last_text, "x");
+  r.now += 1;
+  feed(&r, text_ev(MODEL_EV_TEXT, "y"));
+  pump(&r);
+  r.now += 100;
+  feed(&r, text_ev(MODEL_EV_TEXT, "z"));
+  pump(&r);
+  assert_string_equal(r.log, "turn [call] text text text text ");
+  assert_string_equal(r.last_text, "yz");
   /* Held text goes before a call starts, and a delta long after goes at once. */
-  r.now += 3;
+  r.now += 30;
   feed(&r, text_ev(MODEL_EV_TEXT, "d"));
   pump(&r);
   feed(&r,
        (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
   pump(&r);
-  assert_string_equal(r.log, "turn [call] text text text tool_use ");
+  assert_string_equal(r.log, "turn [call] text text text text text tool_use ");
   assert_string_equal(r.last_text, "d");
   feed(&r, (struct model_event){.kind = MODEL_EV_TOOL_END, .text = "{}", .len = 2});
   pump(&r);
@@ -386,7 +400,7 @@ static void close_deltas_go_out_together(void **state) {
   assert_string_equal(r.last_text, "e");
   feed(&r, stop_ev(MODEL_STOP_END_TURN));
   assert_int_equal(pump(&r), AGENT_END);
-  assert_non_null(strstr(r.messages[1], "\"text\":\"abcd\""));
+  assert_non_null(strstr(r.messages[1], "\"text\":\"abcxyzd\""));
   rig_fini(&r);
 }
 
