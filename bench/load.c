@@ -3,6 +3,7 @@
  * every stream, and reports events/s, time to first byte and, given turnd's pid,
  * turnd's memory per live turn. This file reads the options and prints the report;
  * load_run.c does the run. Exit status: 0 when every turn ended well, 1 if not. */
+#include "load_args.h"
 #include "load_run.h"
 
 #include <errno.h>
@@ -43,52 +44,6 @@ struct options {
   char port[8];
   struct load_config cfg;
 };
-
-static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out) {
-  if (s == NULL || *s < '0' || *s > '9') return false;
-  errno = 0;
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno != 0 || *end != '\0' || v < min || v > max) return false;
-  *out = v;
-  return true;
-}
-
-/* http://HOST[:PORT][/...]; HOST may be [v6]. Only the host and port are used:
- * the route comes from --path. */
-static bool parse_url(struct options *o) {
-  const char *p = o->url;
-  if (strncmp(p, "http://", 7) != 0) return false;
-  p += 7;
-  const char *host = p, *host_end;
-  if (*p == '[') {
-    host = p + 1;
-    host_end = strchr(host, ']');
-    if (host_end == NULL) return false;
-    p = host_end + 1;
-  } else {
-    host_end = p + strcspn(p, ":/");
-    p = host_end;
-  }
-  size_t len = (size_t)(host_end - host);
-  if (len == 0 || len >= sizeof o->host) return false;
-  memcpy(o->host, host, len);
-  o->host[len] = '\0';
-  size_t port_len = 0;
-  if (*p == ':') {
-    p++;
-    port_len = strspn(p, "0123456789");
-    if (port_len == 0 || port_len >= sizeof o->port) return false;
-  }
-  if (p[port_len] != '\0' && p[port_len] != '/') return false;
-  if (port_len == 0) {
-    memcpy(o->port, "80", 3);
-  } else {
-    memcpy(o->port, p, port_len);
-    o->port[port_len] = '\0';
-  }
-  return true;
-}
 
 /* Returns false with a message on stderr; exits 0 on --help. */
 static bool parse_options(struct options *o, int argc, char **argv) {
@@ -131,17 +86,17 @@ static bool parse_options(struct options *o, int argc, char **argv) {
       o->kv_path = v;
     } else if (strcmp(a, "--label") == 0) {
       o->label = v;
-    } else if (strcmp(a, "--turns") == 0 && parse_u64(v, 1, 100000000, &n)) {
+    } else if (strcmp(a, "--turns") == 0 && load_args_u64(v, 1, 100000000, &n)) {
       o->cfg.turns = n;
-    } else if (strcmp(a, "--concurrency") == 0 && parse_u64(v, 1, 1000000, &n)) {
+    } else if (strcmp(a, "--concurrency") == 0 && load_args_u64(v, 1, 1000000, &n)) {
       o->cfg.concurrency = (unsigned)n;
-    } else if (strcmp(a, "--max-pending") == 0 && parse_u64(v, 1, 1000000, &n)) {
+    } else if (strcmp(a, "--max-pending") == 0 && load_args_u64(v, 1, 1000000, &n)) {
       o->cfg.max_pending = (unsigned)n;
-    } else if (strcmp(a, "--pid") == 0 && parse_u64(v, 1, 1u << 30, &n)) {
+    } else if (strcmp(a, "--pid") == 0 && load_args_u64(v, 1, 1u << 30, &n)) {
       o->cfg.pid = (pid_t)n;
-    } else if (strcmp(a, "--sample-ms") == 0 && parse_u64(v, 1, 60000, &n)) {
+    } else if (strcmp(a, "--sample-ms") == 0 && load_args_u64(v, 1, 60000, &n)) {
       o->cfg.sample_ms = (unsigned)n;
-    } else if (strcmp(a, "--timeout") == 0 && parse_u64(v, 1, 86400, &n)) {
+    } else if (strcmp(a, "--timeout") == 0 && load_args_u64(v, 1, 86400, &n)) {
       o->cfg.timeout_ms = (unsigned)n * 1000;
     } else {
       fprintf(stderr, "bench-load: bad option or value: %s %s\n%s", a, v, usage);
@@ -149,7 +104,7 @@ static bool parse_options(struct options *o, int argc, char **argv) {
     }
     if (takes) i++;
   }
-  if (!parse_url(o)) {
+  if (!load_args_url(o->url, o->host, sizeof o->host, o->port, sizeof o->port)) {
     fprintf(stderr, "bench-load: --url must be http://HOST[:PORT]: %s\n", o->url);
     return false;
   }

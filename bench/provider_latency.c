@@ -10,6 +10,7 @@
  * ending then). One libevent loop, plain non-blocking sockets, the HTTP answer
  * read by load_answer.c. */
 #include "load_answer.h"
+#include "load_args.h"
 #include "load_lines.h"
 
 #include <errno.h>
@@ -345,34 +346,6 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg) {
 
 /* ------------------------------------------------------------- options */
 
-static bool parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out) {
-  if (s == NULL || *s < '0' || *s > '9') return false;
-  errno = 0;
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno != 0 || *end != '\0' || v < min || v > max) return false;
-  *out = v;
-  return true;
-}
-
-/* http://HOST:PORT with an optional path, which is ignored: the route is ours. */
-static bool parse_url(struct options *o) {
-  const char *p = o->url;
-  if (strncmp(p, "http://", 7) != 0) return false;
-  p += 7;
-  size_t host_len = strcspn(p, ":/");
-  if (host_len == 0 || host_len >= sizeof o->host || p[host_len] != ':') return false;
-  memcpy(o->host, p, host_len);
-  o->host[host_len] = '\0';
-  p += host_len + 1;
-  size_t port_len = strspn(p, "0123456789");
-  if (port_len == 0 || port_len >= sizeof o->port) return false;
-  if (p[port_len] != '\0' && p[port_len] != '/') return false;
-  memcpy(o->port, p, port_len);
-  o->port[port_len] = '\0';
-  return true;
-}
-
 /* The N of "timed:N", or 200 (the fake's default). */
 static uint64_t deltas_of(const char *text) {
   const char *p = strstr(text, "timed:");
@@ -383,7 +356,7 @@ static uint64_t deltas_of(const char *text) {
   if (len == 0 || len >= sizeof digits) return 200;
   memcpy(digits, p + 6, len);
   digits[len] = '\0';
-  return parse_u64(digits, 1, 100000, &n) ? n : 200;
+  return load_args_u64(digits, 1, 100000, &n) ? n : 200;
 }
 
 static bool parse_options(struct options *o, int argc, char **argv) {
@@ -415,13 +388,13 @@ static bool parse_options(struct options *o, int argc, char **argv) {
       o->target = TARGET_ANTHROPIC;
     } else if (strcmp(a, "--direct") == 0 && strcmp(v, "openai") == 0) {
       o->target = TARGET_OPENAI;
-    } else if (strcmp(a, "--turns") == 0 && parse_u64(v, 1, 100000, &n)) {
+    } else if (strcmp(a, "--turns") == 0 && load_args_u64(v, 1, 100000, &n)) {
       o->turns = (unsigned)n;
-    } else if (strcmp(a, "--deltas") == 0 && parse_u64(v, 1, 100000, &n)) {
+    } else if (strcmp(a, "--deltas") == 0 && load_args_u64(v, 1, 100000, &n)) {
       o->deltas = n;
-    } else if (strcmp(a, "--spread-ms") == 0 && parse_u64(v, 0, 60000, &n)) {
+    } else if (strcmp(a, "--spread-ms") == 0 && load_args_u64(v, 0, 60000, &n)) {
       o->spread_ms = (unsigned)n;
-    } else if (strcmp(a, "--timeout") == 0 && parse_u64(v, 1, 86400, &n)) {
+    } else if (strcmp(a, "--timeout") == 0 && load_args_u64(v, 1, 86400, &n)) {
       o->timeout_s = (unsigned)n;
     } else {
       fprintf(stderr, "bench-provider-latency: bad option or value: %s %s\n%s", a, v,
@@ -430,8 +403,10 @@ static bool parse_options(struct options *o, int argc, char **argv) {
     }
     i++;
   }
-  if (o->url == NULL || !parse_url(o)) {
-    fprintf(stderr, "bench-provider-latency: --url must be http://HOST:PORT\n%s", usage);
+  if (o->url == NULL ||
+      !load_args_url(o->url, o->host, sizeof o->host, o->port, sizeof o->port)) {
+    fprintf(stderr, "bench-provider-latency: --url must be http://HOST[:PORT]\n%s",
+            usage);
     return false;
   }
   if (strchr(o->text, '"') != NULL || strchr(o->text, '\\') != NULL) {
