@@ -205,6 +205,12 @@ static void emit(struct agent_action *out, turn_event_type type) {
   out->ev.type = type;
 }
 
+/* No event this step: the shell calls agent_next again at once. */
+static void go_on(struct agent_action *out) {
+  out->kind = AGENT_WAIT;
+  out->wait_ms = 0;
+}
+
 static void end_turn(struct agent *a, struct agent_action *out, turn_stop_reason why,
                      uint64_t now_ms) {
   /* A call the end cut off still gets a result in the conversation: a model is
@@ -369,15 +375,13 @@ static void reply_done(struct agent *a, enum model_stop stop, struct agent_actio
     a->skip_calls = true;
     a->tool = 0;
     a->state = a->n_calls > 0 ? AGENT_S_TOOLS : AGENT_S_END;
-    out->kind = AGENT_WAIT;
-    out->wait_ms = 0;
+    go_on(out);
     return;
   }
   a->tool = 0;
   a->state =
       a->n_calls > 0 && a->stop != TURN_STOP_MAX_TOKENS ? AGENT_S_TOOLS : AGENT_S_END;
-  out->kind = AGENT_WAIT; /* no event: go straight on */
-  out->wait_ms = 0;
+  go_on(out);
 }
 
 /* One model event of the current call: at most one protocol event. */
@@ -406,8 +410,7 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
     if (a->external && a->limits.coalesce_ms > 0 && now_ms < a->window_end_ms &&
         turn_buf_append(&a->held, delta.p, delta.len) == 0) {
       a->held_kind = ev->kind;
-      out->kind = AGENT_WAIT;
-      out->wait_ms = 0;
+      go_on(out);
       return;
     }
     emit(out, ev->kind == MODEL_EV_TEXT ? TURN_EV_TEXT : TURN_EV_REASONING);
@@ -417,18 +420,15 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
   }
   case MODEL_EV_SIGNATURE:
     convo_signature(&a->convo, (turn_str){ev->text, ev->len});
-    out->kind = AGENT_WAIT;
-    out->wait_ms = 0;
+    go_on(out);
     return;
   case MODEL_EV_TOOL_DELTA: /* nothing to show: the input goes out whole, at its end */
-    out->kind = AGENT_WAIT;
-    out->wait_ms = 0;
+    go_on(out);
     return;
   case MODEL_EV_USAGE:
     a->call_in = ev->input_tokens;
     a->call_out = ev->output_tokens;
-    out->kind = AGENT_WAIT;
-    out->wait_ms = 0;
+    go_on(out);
     return;
   case MODEL_EV_TOOL_START: {
     struct agent_call *c = call_add(a, ev->id, ev->name);
@@ -545,8 +545,7 @@ static void script_step(struct agent *a, uint64_t now_ms, struct agent_action *o
     a->step++;
     a->stop = (turn_stop_reason)st->stop_reason;
     a->explicit_stop = true;
-    out->kind = AGENT_WAIT;
-    out->wait_ms = 0;
+    go_on(out);
     return;
   }
   take_model_event(a, &ev, now_ms, out);
@@ -575,8 +574,7 @@ static void run_tool(struct agent *a, uint64_t now_ms, struct agent_action *out)
   if (strcmp(name, "count_slowly") == 0) {
     a->progress_done = 0;
     a->state = AGENT_S_PROGRESS;
-    out->kind = AGENT_WAIT;
-    out->wait_ms = 0;
+    go_on(out);
     return;
   }
   if (strcmp(name, "render_ui") == 0 && a->progress_done == 0) {
@@ -761,8 +759,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
       convo_finish(&a->convo); /* the results go back in one message */
       /* the next model call, with the results; or the end the limit asked for */
       a->state = a->skip_calls ? AGENT_S_END : AGENT_S_CALL;
-      out->kind = AGENT_WAIT;
-      out->wait_ms = 0;
+      go_on(out);
       return;
     }
     if (a->skip_calls) {
