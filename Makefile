@@ -19,10 +19,13 @@ build: deps
 
 # The main job: turnd on the embedded defaults (demo model, demo tools, ./data).
 run: build
-	@echo "turnd: demo model and demo tools, data in ./data. In another terminal:"
-	@echo "  curl -N -X POST -d '{\"text\": \"hello\"}' http://127.0.0.1:8080/api/turns"
-	@echo "  curl -X POST -d '{\"decision\": \"approved\"}' http://127.0.0.1:8080/api/approvals/REQUEST"
-	@echo "  or: build/turn hello    build/turn sessions    build/turn history SESSION"
+	@echo "turnd: demo model and demo tools, data in ./data. Only paired devices get in."
+	@echo "In another terminal, pair the turn client with the code of the link below:"
+	@echo "  build/turn pair http://127.0.0.1:8080 CODE      then: build/turn hello"
+	@echo "or pair one for curl:"
+	@echo "  TOKEN=\$$(build/turnd pair --data ./data --name curl)"
+	@echo "  curl -N -H \"Authorization: Bearer \$$TOKEN\" -d '{\"text\": \"hello\"}' http://127.0.0.1:8080/api/turns"
+	@echo "Approving the demo's lamp needs the owner's PIN: build/turnd set-pin --data ./data"
 	@./$(BUILD)/turnd --listen 127.0.0.1:8080 --data ./data
 
 # The codec on the spec's example turn: parse, check, encode back byte for byte.

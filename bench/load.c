@@ -32,7 +32,8 @@ static const char usage[] =
     "  --check        also parse every line with libturn's reader and order checker\n"
     "  --progress     a progress line on stderr every second\n"
     "  --kv FILE      also write the figures as key=value lines to FILE\n"
-    "  --label TEXT   a title for the report\n";
+    "  --label TEXT   a title for the report\n"
+    "The environment's TURN_TOKEN, when set, is sent as the bearer token.\n";
 
 struct options {
   const char *url;
@@ -147,17 +148,20 @@ static char *build_request(const struct options *o, size_t *len) {
   }
   memcpy(body + b, "\"}", 2);
   b += 2;
-  size_t cap = b + strlen(o->path) + strlen(o->host) + 256;
+  size_t cap = b + strlen(o->path) + strlen(o->host) + 512;
   char *req = malloc(cap);
   if (req == NULL) {
     free(body);
     return NULL;
   }
   bool v6 = strchr(o->host, ':') != NULL;
+  const char *token = getenv("TURN_TOKEN"); /* a paired device's, as turn reads it */
   int n = snprintf(req, cap,
-                   "POST %s HTTP/1.1\r\nHost: %s%s%s:%s\r\n"
+                   "POST %s HTTP/1.1\r\nHost: %s%s%s:%s\r\n%s%s%s"
                    "Content-Type: application/json\r\nContent-Length: %zu\r\n%s\r\n",
-                   o->path, v6 ? "[" : "", o->host, v6 ? "]" : "", o->port, b,
+                   o->path, v6 ? "[" : "", o->host, v6 ? "]" : "", o->port,
+                   token != NULL ? "Authorization: Bearer " : "",
+                   token != NULL ? token : "", token != NULL ? "\r\n" : "", b,
                    o->cfg.keep_alive ? "" : "Connection: close\r\n");
   if (n < 0 || (size_t)n + b >= cap) {
     free(body);

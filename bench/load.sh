@@ -82,6 +82,8 @@ fi
 
 start_turnd() { # name model
   local name=$1 out=$tmp/turnd-$1.out
+  TURN_TOKEN=$("$turnd" pair --data "$tmp/data-$name" --name bench)
+  export TURN_TOKEN
   "${pin_turnd[@]}" "$turnd" --listen 127.0.0.1:0 --data "$tmp/data-$name" \
     --model "script:$tmp/$2" >"$out" 2>"$tmp/turnd-$name.err" &
   turnd_pid=$!

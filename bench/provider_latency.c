@@ -47,7 +47,8 @@ static const char usage[] =
     "  --kv FILE      also write the figures as key=value lines to FILE\n"
     "  --dump FILE    write every delta as \"SENT_MS LATENCY_MS TURN\" to FILE, SENT_MS\n"
     "                 from the run's start (to see when the slow ones came)\n"
-    "  --label TEXT   a title for the report\n";
+    "  --label TEXT   a title for the report\n"
+    "The environment's TURN_TOKEN, when set, is sent to turnd as the bearer token.\n";
 
 enum target { TARGET_TURND, TARGET_ANTHROPIC, TARGET_OPENAI };
 
@@ -419,9 +420,12 @@ static bool parse_options(struct options *o, int argc, char **argv) {
 
 /* The request every connection sends. Returns owned, or NULL when out of memory. */
 static char *build_request(const struct options *o, size_t *len) {
-  char body[1024];
+  char body[1024], turnd_auth[256] = "";
   const char *path, *headers;
   int blen;
+  const char *token = getenv("TURN_TOKEN"); /* a paired device's, as turn reads it */
+  if (token != NULL && strlen(token) < 128)
+    snprintf(turnd_auth, sizeof turnd_auth, "Authorization: Bearer %s\r\n", token);
   switch (o->target) {
   case TARGET_ANTHROPIC:
     path = "/v1/messages";
@@ -443,7 +447,7 @@ static char *build_request(const struct options *o, size_t *len) {
   case TARGET_TURND:
   default:
     path = "/api/turns";
-    headers = "";
+    headers = turnd_auth;
     blen = snprintf(body, sizeof body, "{\"text\":\"%s\"}", o->text);
     break;
   }

@@ -82,6 +82,8 @@ start_turnd() { # provider
   else
     env=(OPENAI_BASE_URL="$fake_url/v1" OPENAI_API_KEY=test-key)
   fi
+  TURN_TOKEN=$("$turnd" pair --data "$tmp/data-$p" --name bench)
+  export TURN_TOKEN
   env "${env[@]}" "$turnd" --listen 127.0.0.1:0 --data "$tmp/data-$p" \
     --model "$p:fake-model" >"$tmp/turnd-$p.out" 2>"$tmp/turnd-$p.err" &
   turnd_pid=$!

@@ -7,9 +7,10 @@ set -euo pipefail
 # the parser of non-hot-path JSON), clang-format (the style check), locales (the
 # definitions test_locale builds a decimal-comma locale from).
 # turnd: libevent (event loop, HTTP server, timers), SQLite (the store); its tests
-# drive it over HTTP with libcurl.
+# drive it over HTTP with libcurl. libsodium: device tokens (CSPRNG, hashing,
+# constant-time comparison) and the slow hash of the owner's PIN.
 packages=(build-essential cmake pkg-config libcmocka-dev libjansson-dev clang-format locales
-          libevent-dev libsqlite3-dev libcurl4-openssl-dev)
+          libevent-dev libsqlite3-dev libcurl4-openssl-dev libsodium-dev)
 # `scripts/deps.sh fuzz` adds clang and its runtime for libFuzzer.
 if [[ "${1:-}" == "fuzz" ]]; then
   packages+=(clang libclang-rt-dev)

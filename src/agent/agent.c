@@ -54,6 +54,10 @@ void agent_set_tools(struct agent *a, const struct toolset *tools) {
   a->tools = tools;
 }
 
+void agent_set_guard(struct agent *a, const struct agent_guard *guard) {
+  a->guard = guard;
+}
+
 static void tool_event_clear(struct agent *a) {
   free(a->tool_text);
   free(a->tool_result);
@@ -128,13 +132,39 @@ bool agent_take_message(struct agent *a, struct convo_message *out) {
   return convo_take(&a->convo, out);
 }
 
-int agent_decide(struct agent *a, const char *request, turn_decision d, uint64_t now_ms) {
-  if (a->state != AGENT_S_APPROVAL) return -1;
+/* The call that waits for approval request at now_ms, or NULL. */
+static struct agent_call *waiting_call(const struct agent *a, const char *request,
+                                       uint64_t now_ms) {
+  if (a->state != AGENT_S_APPROVAL) return NULL;
   struct agent_call *c = &a->calls[a->tool];
-  if (strcmp(c->request, request) != 0 || c->decided) return -1;
-  if (now_ms >= a->deadline_ms) return -1; /* expired: its timer says timeout */
+  if (strcmp(c->request, request) != 0 || c->decided) return NULL;
+  if (now_ms >= a->deadline_ms) return NULL; /* expired: its timer says timeout */
+  return c;
+}
+
+int agent_decide(struct agent *a, const char *request, turn_decision d, uint64_t now_ms) {
+  struct agent_call *c = waiting_call(a, request, now_ms);
+  if (c == NULL || (c->step_up && d == TURN_DECISION_APPROVED)) return -1;
   c->decided = true;
   c->decision = d;
+  return 0;
+}
+
+enum agent_approval agent_approval_of(const struct agent *a, const char *request,
+                                      uint64_t now_ms) {
+  const struct agent_call *c = waiting_call(a, request, now_ms);
+  if (c == NULL) return AGENT_APPROVAL_UNKNOWN;
+  return c->step_up ? AGENT_APPROVAL_STEP_UP : AGENT_APPROVAL_WAITING;
+}
+
+int agent_step_up(struct agent *a, const char *request, bool passed, uint64_t now_ms) {
+  struct agent_call *c = waiting_call(a, request, now_ms);
+  if (c == NULL || !c->step_up) return -1;
+  c->step_up_news = passed ? CALL_STEP_UP_NEWS_PASSED : CALL_STEP_UP_NEWS_FAILED;
+  if (passed) {
+    c->decided = true;
+    c->decision = TURN_DECISION_APPROVED;
+  }
   return 0;
 }
 
@@ -257,7 +287,7 @@ static void result_for(struct agent *a, uint64_t now_ms, struct agent_action *ou
   out->ev.tool_result.tool = str_of(c->name);
   out->ev.tool_result.status = status;
   out->ev.tool_result.summary = summary;
-  out->ev.tool_result.approval = TURN_APPROVAL_NULL;
+  out->ev.tool_result.approval = c->locked ? TURN_APPROVAL_LOCKED : TURN_APPROVAL_NULL;
   if (c->decided)
     out->ev.tool_result.approval =
         c->decision == TURN_DECISION_APPROVED   ? TURN_APPROVAL_APPROVED
@@ -270,6 +300,30 @@ static void result_for(struct agent *a, uint64_t now_ms, struct agent_action *ou
 static void result(struct agent *a, uint64_t now_ms, struct agent_action *out,
                    turn_status status, turn_str summary) {
   result_for(a, now_ms, out, status, summary, NULL);
+}
+
+/* Whether approving a call with effect needs the owner's step-up. */
+static bool needs_step_up(const struct agent *a, const char *effect) {
+  if (a->guard == NULL) return false;
+  for (size_t i = 0; i < a->guard->n_step_up_effects; i++)
+    if (strcmp(a->guard->step_up_effects[i], effect) == 0) return true;
+  return false;
+}
+
+/* The guard event of c's step-up that is due: the ask, or how a try went. */
+static void step_up_event(struct agent_call *c, struct agent_action *out) {
+  emit(out, TURN_EV_GUARD);
+  out->ev.guard.request = str_of(c->request);
+  if (!c->step_up_told) {
+    c->step_up_told = true;
+    out->ev.guard.action = str_of("step_up");
+    out->ev.guard.message = str_of("Approving this needs your PIN.");
+    return;
+  }
+  bool passed = c->step_up_news == CALL_STEP_UP_NEWS_PASSED;
+  c->step_up_news = CALL_STEP_UP_NEWS_NONE;
+  out->ev.guard.action = str_of(passed ? "passed" : "failed");
+  if (!passed) out->ev.guard.message = str_of("Wrong PIN.");
 }
 
 /* The text in the arena, for an event's string. */
@@ -773,6 +827,12 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
       result(a, now_ms, out, TURN_STATUS_ERROR, str_of(why));
       return;
     }
+    if (c->tier == 2 && a->guard != NULL && a->guard->locked) {
+      c->locked = true; /* the owner is away: nobody is asked, nothing runs */
+      result(a, now_ms, out, TURN_STATUS_REJECTED,
+             str_of("not run: the backend is locked"));
+      return;
+    }
     if (c->tier == 2) {
       const struct tool_def *def =
           a->tools != NULL ? toolset_find(a->tools, c->name) : NULL;
@@ -786,6 +846,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
       out->ev.approval.tier = 2;
       out->ev.approval.effect = str_of(effect);
       out->ev.approval.input = input_of(a, c);
+      c->step_up = needs_step_up(a, effect);
       a->deadline_ms = now_ms + (uint64_t)a->approval_timeout_s * 1000;
       out->ev.approval.has_expires_at = true;
       out->ev.approval.expires_at_s =
@@ -799,6 +860,10 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
   }
   case AGENT_S_APPROVAL: {
     struct agent_call *c = &a->calls[a->tool];
+    if ((c->step_up && !c->step_up_told) || c->step_up_news != CALL_STEP_UP_NEWS_NONE) {
+      step_up_event(c, out);
+      return;
+    }
     if (!c->decided && now_ms < a->deadline_ms) {
       out->kind = AGENT_AWAIT;
       out->wait_ms = a->deadline_ms - now_ms;

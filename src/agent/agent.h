@@ -73,6 +73,21 @@ struct agent_call {
   int tier;
   bool decided;
   turn_decision decision;
+  bool locked;       /* tier 2 while the backend was locked: it did not run */
+  bool step_up;      /* approving it needs the owner's step-up (its effect) */
+  bool step_up_told; /* the guard event that asks for it was emitted */
+  enum {
+    CALL_STEP_UP_NEWS_NONE,
+    CALL_STEP_UP_NEWS_PASSED,
+    CALL_STEP_UP_NEWS_FAILED
+  } step_up_news; /* a step-up's outcome, to emit as a guard event */
+};
+
+/* The owner guard as the shell keeps it (borrowed; read at each tier-2 call). */
+struct agent_guard {
+  bool locked;                        /* tier-2 calls do not run, nobody is asked */
+  const char *const *step_up_effects; /* approving a call with one of these */
+  size_t n_step_up_effects;           /* effects needs a step-up */
 };
 
 /* What bounds a turn. */
@@ -88,6 +103,7 @@ struct agent_limits {
 struct agent {
   const struct script_replies *replies; /* borrowed from the script */
   const struct toolset *tools;          /* borrowed; NULL: the demo tools, unchecked */
+  const struct agent_guard *guard;      /* borrowed; NULL: never locked, no step-up */
   bool external;                        /* the model is the shell's, not the script */
   char *user_text, *turn_id, *session_id;
   uint32_t approval_timeout_s;
@@ -143,6 +159,8 @@ void agent_set_limits(struct agent *a, const struct agent_limits *l);
  * checked against their schemas before anything runs or is asked; without a
  * toolset the demo tools run as the script calls them, unchecked. */
 void agent_set_tools(struct agent *a, const struct toolset *tools);
+/* The owner guard (borrowed; outlives the agent; NULL: none). */
+void agent_set_guard(struct agent *a, const struct agent_guard *guard);
 /* After AGENT_AWAIT_TOOL: a progress line of the running tool (copied), or its
  * result (ok, a summary for the owner and the model, and its result as JSON
  * text for the model or NULL; copied). Call agent_next next. Return 0, or -1
@@ -171,7 +189,22 @@ void agent_idle(struct agent *a);
 bool agent_take_message(struct agent *a, struct convo_message *out);
 /* The owner's answer to approval request at now_ms. Returns 0, or -1 for a
  * request this turn does not wait for (any more: a decision at or past the
- * deadline is refused, and the timeout stands). */
+ * deadline is refused, and the timeout stands) and for an approval that needs a
+ * step-up (agent_step_up approves those). */
 int agent_decide(struct agent *a, const char *request, turn_decision d, uint64_t now_ms);
+
+/* What approval request is to the turn. */
+enum agent_approval {
+  AGENT_APPROVAL_UNKNOWN, /* not this turn's, or not waiting (any more) */
+  AGENT_APPROVAL_WAITING, /* the owner may decide */
+  AGENT_APPROVAL_STEP_UP  /* ... and approving needs a step-up first */
+};
+enum agent_approval agent_approval_of(const struct agent *a, const char *request,
+                                      uint64_t now_ms);
+/* The step-up for approval request is over: passed approves the call (the guard
+ * event "passed", then approval_decided); failed leaves it waiting (the guard
+ * event "failed"). Call agent_next next. Returns 0, or -1 when the request does
+ * not wait for a step-up. */
+int agent_step_up(struct agent *a, const char *request, bool passed, uint64_t now_ms);
 
 #endif

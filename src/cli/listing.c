@@ -14,41 +14,17 @@
 
 #define ANSWER_MAX (64u << 20) /* bytes of one answer: far past any history */
 
-static size_t on_bytes(char *data, size_t size, size_t n, void *arg) {
-  return turn_buf_append(arg, data, size * n) == 0 ? size * n : 0;
-}
-
-/* GETs url into body. Returns the HTTP status, 0 when no answer came. */
-static long get(const char *url, turn_buf *body) {
-  CURL *h = curl_easy_init();
-  if (h == NULL) return 0;
-  curl_easy_setopt(h, CURLOPT_URL, url);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_bytes);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
-  long status = 0;
-  if (curl_easy_perform(h) == CURLE_OK)
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup(h);
-  return status;
-}
-
-/* Fetches url; on anything but a 200 says why and returns NULL. */
-static json_t *fetch(const char *url, turn_buf *body) {
-  long status = get(url, body);
-  json_t *doc =
-      status != 0 ? json_loadb((const char *)body->data, body->len, 0, NULL) : NULL;
-  if (status == 200 && json_is_object(doc)) return doc;
-  if (status == 0) {
-    fprintf(stderr, "turn: no answer from %s\n", url);
-  } else {
-    json_t *e = json_object_get(doc, "error");
-    const char *code = json_string_value(json_object_get(e, "code"));
-    const char *msg = json_string_value(json_object_get(e, "message"));
-    fprintf(stderr, "turn: turnd answered HTTP %ld%s%s%s%s\n", status,
-            code != NULL ? " " : "", code != NULL ? code : "", msg != NULL ? ": " : "",
-            msg != NULL ? msg : "");
-  }
+/* Fetches path; on anything but a 200 with a JSON object says why and returns
+ * NULL. The body stays in a for the history's blocks. */
+static json_t *fetch(const struct http_server *s, const char *path, const char *doing,
+                     struct http_answer *a) {
+  long status = http_call(s, "GET", path, NULL, a);
+  json_t *doc = status == 200 ? json_loadb(a->body.data, a->body.len, 0, NULL) : NULL;
+  if (json_is_object(doc)) return doc;
+  if (status == 200)
+    fprintf(stderr, "turn: turnd's answer to %s is not a JSON object\n", path);
+  else
+    http_report_answer(s, doing, a);
   json_decref(doc);
   return NULL;
 }
@@ -58,23 +34,22 @@ static const char *str(json_t *o, const char *key) {
   return s != NULL ? s : "?";
 }
 
-int listing_sessions(const char *url) {
-  char target[512];
-  snprintf(target, sizeof target, "%s/api/sessions", url);
-  turn_buf body;
-  turn_buf_init(&body, ANSWER_MAX, NULL);
-  json_t *doc = fetch(target, &body);
-  turn_buf_fini(&body);
+int listing_sessions(const struct http_server *s) {
+  struct http_answer a;
+  http_answer_init(&a, ANSWER_MAX);
+  json_t *doc = fetch(s, "/api/sessions", "listing the sessions", &a);
+  http_answer_fini(&a);
   if (doc == NULL) return 1;
   json_t *list = json_object_get(doc, "sessions");
   size_t i;
-  json_t *s;
-  json_array_foreach(list, i, s) {
+  json_t *one;
+  json_array_foreach(list, i, one) {
     /* "2026-12-02T17:40:39.637Z" shown as "2026-12-02 17:40" */
-    const char *updated = str(s, "updated_at");
-    json_int_t count = json_integer_value(json_object_get(s, "message_count"));
-    printf("%s  %.10s %.5s  %4lld msg  %s\n", str(s, "id"), updated,
-           strlen(updated) >= 16 ? updated + 11 : "", (long long)count, str(s, "title"));
+    const char *updated = str(one, "updated_at");
+    json_int_t count = json_integer_value(json_object_get(one, "message_count"));
+    printf("%s  %.10s %.5s  %4lld msg  %s\n", str(one, "id"), updated,
+           strlen(updated) >= 16 ? updated + 11 : "", (long long)count,
+           str(one, "title"));
   }
   if (json_array_size(list) == 0) printf("no sessions yet\n");
   json_decref(doc);
@@ -140,31 +115,30 @@ static int print_block(void *ctx, size_t index, const turn_block *b,
   return 0;
 }
 
-int listing_history(const char *url, const char *session, bool color) {
-  char target[512];
+int listing_history(const struct http_server *s, const char *session, bool color) {
+  char path[512];
   char *escaped = curl_easy_escape(NULL, session, 0);
   if (escaped == NULL) return 1;
-  snprintf(target, sizeof target, "%s/api/sessions/%s", url, escaped);
+  snprintf(path, sizeof path, "/api/sessions/%s", escaped);
   curl_free(escaped);
-  turn_buf body;
-  turn_buf_init(&body, ANSWER_MAX, NULL);
-  json_t *doc = fetch(target, &body);
+  struct http_answer a;
+  http_answer_init(&a, ANSWER_MAX);
+  json_t *doc = fetch(s, path, "reading the history", &a);
   if (doc == NULL) {
-    turn_buf_fini(&body);
+    http_answer_fini(&a);
     return 1;
   }
-  json_t *s = json_object_get(doc, "session");
-  printf("%s%s%s  (%s)\n", color ? "\033[1m" : "", str(s, "title"),
-         color ? "\033[0m" : "", str(s, "id"));
+  json_t *head = json_object_get(doc, "session");
+  printf("%s%s%s  (%s)\n", color ? "\033[1m" : "", str(head, "title"),
+         color ? "\033[0m" : "", str(head, "id"));
   json_decref(doc);
   struct printer p = {color, false};
   turn_arena arena;
   turn_arena_init(&arena, NULL);
   turn_error err;
-  int rc = turn_history_parse((const char *)body.data, body.len, &arena, print_block, &p,
-                              &err);
+  int rc = turn_history_parse(a.body.data, a.body.len, &arena, print_block, &p, &err);
   turn_arena_fini(&arena);
-  turn_buf_fini(&body);
+  http_answer_fini(&a);
   if (rc != TURN_OK && !p.bad) {
     char msg[200];
     turn_error_format(&err, msg, sizeof msg);

@@ -3,12 +3,14 @@
 #ifndef TURN_CLI_LISTING_H
 #define TURN_CLI_LISTING_H
 
+#include "http.h"
+
 #include <stdbool.h>
 
 /* Each returns the exit status: 0, or 1 when turnd could not be reached, answered
- * with an error, or sent something that does not parse. color: stdout is a
- * terminal. */
-int listing_sessions(const char *url);
-int listing_history(const char *url, const char *session, bool color);
+ * with an error, or sent something that does not parse. s: borrowed. color:
+ * stdout is a terminal. */
+int listing_sessions(const struct http_server *s);
+int listing_history(const struct http_server *s, const char *session, bool color);
 
 #endif

@@ -1,8 +1,15 @@
 /* turn: the command-line client. Streams a turn to the terminal (reply text as it
- * arrives, reasoning dimmed, one line per tool call), asks the owner y/n for each
- * approval and posts the answer, and re-attaches with after= if the connection
- * drops. Every line is checked with libturn; a line that does not parse stops it. */
+ * arrives, reasoning and guard events dimmed, one line per tool call), has each
+ * approval answered (approval.c), and re-attaches with after= if the connection
+ * drops. Every line is checked with libturn; a line that does not parse stops it.
+ * Every request carries the device token found by token.c. */
+#include "approval.h"
+#include "guard.h"
+#include "http.h"
 #include "listing.h"
+#include "pair.h"
+#include "secret.h"
+#include "token.h"
 #include "turn/turn.h"
 
 #include <curl/curl.h>
@@ -15,7 +22,7 @@
 #define REATTACH_TRIES 5
 
 struct client {
-  const char *url; /* base, e.g. http://127.0.0.1:8080 */
+  const struct http_server *server; /* where turnd is, and our token */
   turn_reader *reader;
   turn_order *order;
   char turn[64];     /* the turn's id, from its turn event */
@@ -40,47 +47,12 @@ static void print_str(turn_str s) {
   fwrite(s.p, 1, s.len, stdout);
 }
 
-static int post_json(const char *url, const char *body, long *status) {
-  CURL *h = curl_easy_init();
-  if (h == NULL) return -1;
-  struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-  curl_easy_setopt(h, CURLOPT_URL, url);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
-  FILE *sink = fopen("/dev/null", "w");
-  if (sink != NULL) curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
-  CURLcode rc = curl_easy_perform(h);
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
-  if (sink != NULL) fclose(sink);
-  curl_slist_free_all(hdr);
-  curl_easy_cleanup(h);
-  return rc == CURLE_OK ? 0 : -1;
-}
-
-/* An approval: ask on the terminal, post the answer. */
-static void ask(struct client *c, const turn_event *ev) {
+/* A line of the guard's, dimmed like reasoning: it is about the turn, not in it. */
+static void show_guard(struct client *c, const turn_event *ev) {
   end_text(c);
-  const turn_input *in = &ev->approval.input;
-  turn_str shown = in->truncated ? in->preview : in->json;
-  printf("? run %.*s (%.*s) with %.*s%s [y/n] ", (int)ev->approval.tool.len,
-         ev->approval.tool.p, (int)ev->approval.effect.len, ev->approval.effect.p,
-         (int)shown.len, shown.p, in->truncated ? "..." : "");
-  fflush(stdout);
-  char answer[16] = "";
-  bool yes = fgets(answer, sizeof answer, stdin) != NULL &&
-             (answer[0] == 'y' || answer[0] == 'Y');
-  if (!isatty(STDIN_FILENO)) putchar('\n');
-  char url[512], request[256];
-  snprintf(request, sizeof request, "%.*s", (int)ev->approval.request.len,
-           ev->approval.request.p);
-  snprintf(url, sizeof url, "%s/api/approvals/%s", c->url, request);
-  long status = 0;
-  if (post_json(url,
-                yes ? "{\"decision\": \"approved\"}" : "{\"decision\": \"rejected\"}",
-                &status) != 0 ||
-      status != 204)
-    fprintf(stderr, "turn: the answer was not taken (HTTP %ld)\n", status);
+  printf("%s(guard) %.*s%s%.*s%s\n", c->color ? "\033[2m" : "", (int)ev->guard.action.len,
+         ev->guard.action.p, ev->guard.message.len > 0 ? ": " : "",
+         (int)ev->guard.message.len, ev->guard.message.p, c->color ? "\033[0m" : "");
 }
 
 static const char *status_word(turn_status s) {
@@ -138,7 +110,11 @@ static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
            ev->tool_result.summary.p);
     break;
   case TURN_EV_APPROVAL:
-    ask(c, ev);
+    end_text(c);
+    approval_answer(c->server, ev);
+    break;
+  case TURN_EV_GUARD:
+    show_guard(c, ev);
     break;
   case TURN_EV_WIDGET:
     end_text(c);
@@ -192,12 +168,13 @@ static long stream(struct client *c, const char *url, const char *body) {
   curl_easy_setopt(h, CURLOPT_URL, url);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_bytes);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
-  struct curl_slist *hdr = NULL;
-  if (body != NULL) {
-    hdr = curl_slist_append(NULL, "Content-Type: application/json");
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+  struct curl_slist *hdr = http_headers(c->server->token, body != NULL);
+  if (hdr == NULL && (body != NULL || c->server->token != NULL)) {
+    curl_easy_cleanup(h);
+    return 0;
   }
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+  if (body != NULL) curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
   c->h = h;
   c->error_len = 0;
   CURLcode rc = curl_easy_perform(h);
@@ -211,7 +188,7 @@ static long stream(struct client *c, const char *url, const char *body) {
 }
 
 /* text as a JSON string into out (cap bytes); false when it does not fit. */
-static bool json_string(const char *text, char *out, size_t cap) {
+static bool as_json_string(const char *text, char *out, size_t cap) {
   turn_buf b;
   turn_buf_init(&b, cap - 1, NULL);
   turn_event ev; /* the encoder's escaping, through a notice */
@@ -232,92 +209,127 @@ static bool json_string(const char *text, char *out, size_t cap) {
 }
 
 static void usage(FILE *to) {
-  fprintf(to, "usage: turn [--url URL] [--session ID] [--] TEXT\n"
-              "       turn [--url URL] sessions\n"
-              "       turn [--url URL] history ID\n"
-              "  Sends TEXT to turnd and shows the turn as it streams; asks y/n for\n"
-              "  each approval. `sessions` lists the sessions, `history` shows one.\n"
-              "  --url defaults to http://127.0.0.1:8080; after --, TEXT is text even\n"
-              "  when it reads \"sessions\".\n");
+  fprintf(to,
+          "usage: turn [OPTIONS] [--] TEXT\n"
+          "       turn [OPTIONS] sessions | history ID | lock | unlock\n"
+          "       turn pair URL CODE [--name NAME] [--token-file FILE]\n"
+          "       turn pair LINK [--name NAME] [--token-file FILE]\n"
+          "  Sends TEXT to turnd and shows the turn as it streams; asks y/n for each\n"
+          "  approval, and for the PIN when approving needs it. `sessions` lists the\n"
+          "  sessions, `history` shows one. `lock` locks turnd; `unlock` asks for the\n"
+          "  PIN and unlocks it. `pair` trades a pairing code from `turnd pair-code`\n"
+          "  for a token and stores it; LINK is the http://HOST:PORT/#pair=CODE link\n"
+          "  that `turnd pair-code` (and turnd at start) prints.\n"
+          "options:\n"
+          "  --url URL          turnd's address (default http://127.0.0.1:8080)\n"
+          "  --session ID       go on in that session\n"
+          "  --token-file FILE  the token's file, read or (pair) written\n"
+          "  --name NAME        pair: this device's name in turnd (default turn@HOST)\n"
+          "  The token comes from --token-file, else TURN_TOKEN, else\n"
+          "  $XDG_CONFIG_HOME/turn/token (~/.config/turn/token); pair writes there too.\n"
+          "  After --, TEXT is text even when it reads like a command.\n");
 }
 
-/* `turn sessions`, `turn history ID`: returns the exit status, or -1 when args
- * are not one of these commands. */
-static int listing_command(const char *url, char **args, int n) {
-  if (n == 1 && strcmp(args[0], "sessions") == 0) return listing_sessions(url);
-  if (n == 2 && strcmp(args[0], "history") == 0)
-    return listing_history(url, args[1], isatty(STDOUT_FILENO));
-  if (n >= 1 && (strcmp(args[0], "sessions") == 0 || strcmp(args[0], "history") == 0)) {
-    usage(stderr);
-    return 2;
-  }
-  return -1;
-}
+struct args {
+  const char *url, *session, *token_file, *name;
+  const char *text; /* after --: the text, whatever it reads */
+  char *words[3];   /* the other arguments: a command, or the text */
+  int n_words;
+};
 
-int main(int argc, char **argv) {
-  const char *url = "http://127.0.0.1:8080", *session = NULL, *text = NULL;
-  char *words[2];
-  int n_words = 0;
-  bool literal = false; /* after "--": the text, whatever it reads */
+/* The command line into *a. Returns -1 when it is good, else the exit status:
+ * 0 after --help, 2 after the usage for a bad one. */
+static int parse_args(int argc, char **argv, struct args *a) {
+  memset(a, 0, sizeof *a);
+  a->url = "http://127.0.0.1:8080";
+  bool literal = false;
   for (int i = 1; i < argc; i++) {
-    if (!literal && strcmp(argv[i], "--url") == 0 && i + 1 < argc)
-      url = argv[++i];
-    else if (!literal && strcmp(argv[i], "--session") == 0 && i + 1 < argc)
-      session = argv[++i];
-    else if (!literal && strcmp(argv[i], "--help") == 0) {
+    const char *arg = argv[i];
+    bool has_value = i + 1 < argc;
+    if (!literal && strcmp(arg, "--url") == 0 && has_value)
+      a->url = argv[++i];
+    else if (!literal && strcmp(arg, "--session") == 0 && has_value)
+      a->session = argv[++i];
+    else if (!literal && strcmp(arg, "--token-file") == 0 && has_value)
+      a->token_file = argv[++i];
+    else if (!literal && strcmp(arg, "--name") == 0 && has_value)
+      a->name = argv[++i];
+    else if (!literal && strcmp(arg, "--help") == 0) {
       usage(stdout);
       return 0;
-    } else if (!literal && strcmp(argv[i], "--") == 0)
+    } else if (!literal && strcmp(arg, "--") == 0)
       literal = true;
-    else if ((literal || argv[i][0] != '-') && n_words < 2 && text == NULL) {
-      if (literal)
-        text = argv[i];
-      else
-        words[n_words++] = argv[i];
-    } else {
+    else if (literal && a->text == NULL && a->n_words == 0)
+      a->text = arg;
+    else if (!literal && arg[0] != '-' && a->n_words < 3)
+      a->words[a->n_words++] = argv[i];
+    else {
       usage(stderr);
       return 2;
     }
   }
-  if (text == NULL && n_words > 0) {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    int rc = session == NULL ? listing_command(url, words, n_words) : -1;
-    curl_global_cleanup();
-    if (rc >= 0) return rc;
-    if (n_words == 1) text = words[0];
-  }
-  if (text == NULL) {
-    usage(stderr);
-    return 2;
-  }
-  static char text_json[96 * 1024], session_json[512], body[100 * 1024];
-  if (!json_string(text, text_json, sizeof text_json) ||
-      (session != NULL && !json_string(session, session_json, sizeof session_json))) {
+  return -1;
+}
+
+/* The commands; what else is on the command line is the text. Without --session
+ * only: with it, a lone "sessions" was always text, and still is. */
+static bool is_command(const struct args *a) {
+  static const char *const names[] = {"sessions", "history", "pair", "lock", "unlock"};
+  if (a->n_words == 0 || a->session != NULL) return false;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strcmp(a->words[0], names[i]) == 0) return true;
+  return false;
+}
+
+/* Runs the command in a->words; returns its exit status. */
+static int run_command(const struct args *a, const struct http_server *s) {
+  const char *cmd = a->words[0];
+  int n = a->n_words;
+  if (strcmp(cmd, "sessions") == 0 && n == 1) return listing_sessions(s);
+  if (strcmp(cmd, "history") == 0 && n == 2)
+    return listing_history(s, a->words[1], isatty(STDOUT_FILENO));
+  if (strcmp(cmd, "lock") == 0 && n == 1) return guard_lock(s);
+  if (strcmp(cmd, "unlock") == 0 && n == 1) return guard_unlock(s);
+  usage(stderr);
+  return 2;
+}
+
+/* The request's body, {"session"?, "text"}, into body (cap bytes). */
+static bool turn_body(const char *text, const char *session, char *body, size_t cap) {
+  static char text_json[96 * 1024], session_json[512];
+  if (!as_json_string(text, text_json, sizeof text_json) ||
+      (session != NULL && !as_json_string(session, session_json, sizeof session_json)))
+    return false;
+  int len = session != NULL ? snprintf(body, cap, "{\"session\": %s, \"text\": %s}",
+                                       session_json, text_json)
+                            : snprintf(body, cap, "{\"text\": %s}", text_json);
+  return len > 0 && (size_t)len < cap;
+}
+
+/* Sends the text and follows the turn to its end; returns the exit status. */
+static int run_turn(const struct http_server *s, const char *text, const char *session) {
+  static char body[100 * 1024];
+  if (!turn_body(text, session, body, sizeof body)) {
     fprintf(stderr, "turn: the text is too long\n");
     return 2;
   }
-  if (session != NULL)
-    snprintf(body, sizeof body, "{\"session\": %s, \"text\": %s}", session_json,
-             text_json);
-  else
-    snprintf(body, sizeof body, "{\"text\": %s}", text_json);
-
-  curl_global_init(CURL_GLOBAL_DEFAULT);
   struct client c;
   memset(&c, 0, sizeof c);
-  c.url = url;
+  c.server = s;
   c.color = isatty(STDOUT_FILENO);
   c.reader = turn_reader_new(TURN_READER_DEFAULT_MAX_LINE, NULL);
   c.order = turn_order_new(NULL);
   if (c.reader == NULL || c.order == NULL) {
     fprintf(stderr, "turn: out of memory\n");
+    turn_reader_free(c.reader);
+    turn_order_free(c.order);
     return 1;
   }
   char target[512];
-  snprintf(target, sizeof target, "%s/api/turns", url);
+  snprintf(target, sizeof target, "%s/api/turns", s->url);
   long status = stream(&c, target, body);
   if (status != 200) {
-    fprintf(stderr, "turn: turnd answered HTTP %ld at %s %s\n", status, target, c.error);
+    http_report(s, "the turn", status, c.error, c.error_len, -1);
     turn_reader_free(c.reader);
     turn_order_free(c.order);
     return 1;
@@ -327,26 +339,70 @@ int main(int argc, char **argv) {
        !c.ended && !c.bad_line && c.turn[0] != '\0' && tries < REATTACH_TRIES; tries++) {
     turn_reader_free(c.reader);
     c.reader = turn_reader_new(TURN_READER_DEFAULT_MAX_LINE, NULL);
-    snprintf(target, sizeof target, "%s/api/turns/%s?after=%llu", url, c.turn,
+    snprintf(target, sizeof target, "%s/api/turns/%s?after=%llu", s->url, c.turn,
              (unsigned long long)(c.next_seq == 0 ? 0 : c.next_seq - 1));
     uint64_t before = c.next_seq;
     long st = stream(&c, target, NULL);
-    if (c.next_seq > before)
+    if (c.next_seq > before) {
       tries = -1; /* it made progress: the count of tries starts again */
-    else if (st == 404)
+    } else if (st == 404) {
       break; /* the turn is gone: no use trying again */
-    else if (st != 200)
+    } else if (st == 401) {
+      /* this device was unpaired while it followed the turn: trying again
+       * cannot help, and the owner should know why it stopped */
+      http_report(s, "following the turn", st, c.error, c.error_len, -1);
+      break;
+    } else if (st != 200) {
       sleep(1);
+    }
   }
   turn_reader_free(c.reader);
   turn_order_free(c.order);
-  curl_global_cleanup();
   if (c.bad_line) return 1;
   if (!c.ended) {
     fprintf(stderr, "turn: the connection to turnd was lost\n");
     return 1;
   }
-  if (c.stop_reason != TURN_STOP_END_TURN)
+  if (c.stop_reason == TURN_STOP_LOCKED)
+    fprintf(stderr, "(the turn ended: locked; `turn unlock` unlocks turnd)\n");
+  else if (c.stop_reason != TURN_STOP_END_TURN)
     fprintf(stderr, "(the turn ended: %s)\n", turn_stop_reason_name(c.stop_reason));
   return c.stop_reason == TURN_STOP_END_TURN ? 0 : 3;
+}
+
+int main(int argc, char **argv) {
+  struct args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc >= 0) return rc;
+  bool command = is_command(&a);
+  const char *text = a.text != NULL               ? a.text
+                     : !command && a.n_words == 1 ? a.words[0]
+                                                  : NULL;
+  if (!command && text == NULL) {
+    usage(stderr);
+    return 2;
+  }
+  bool pair = command && strcmp(a.words[0], "pair") == 0;
+  if ((pair && a.n_words < 2) || (a.name != NULL && !pair)) {
+    usage(stderr);
+    return 2;
+  }
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (pair) { /* it reads no token: pairing is how a missing or bad one is replaced */
+    rc = pair_command(a.words[1], a.n_words == 3 ? a.words[2] : NULL, a.name,
+                      a.token_file);
+    curl_global_cleanup();
+    return rc;
+  }
+  char token[TOKEN_MAX];
+  int found = token_find(a.token_file, token, sizeof token);
+  if (found < 0) {
+    curl_global_cleanup();
+    return 1;
+  }
+  struct http_server server = {a.url, found == 1 ? token : NULL};
+  rc = command ? run_command(&a, &server) : run_turn(&server, text, a.session);
+  secret_wipe(token, sizeof token);
+  curl_global_cleanup();
+  return rc;
 }

@@ -5,6 +5,8 @@
 #include "agent/provider.h"
 #include "agent/script.h"
 #include "agent/tools.h"
+#include "auth.h"
+#include "guard.h"
 #include "tools_config.h"
 #include "idmap.h"
 #include "options.h"
@@ -52,6 +54,8 @@ struct turnd {
   struct run *dirty;        /* runs with events not yet in the store */
   struct run *barrier;      /* runs waiting for the store before a model call */
   size_t ended_bytes;       /* log bytes of ended runs still in memory */
+  struct auth auth;         /* the paired devices (auth.h) */
+  struct guard guard;       /* the owner guard (guard.h) */
 };
 
 /* Unix time in milliseconds: the one clock the agent core is given. */

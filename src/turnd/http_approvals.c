@@ -1,13 +1,15 @@
-/* POST /api/approvals/<request> {"decision": "approved" | "rejected"}: the only
- * way a tier-2 call gets through. 204 taken, 409 decided or expired (also for an
- * approval of a turn that is only in the store now: it ended, so its approvals
- * are over), 404 unknown. */
+/* POST /api/approvals/<request> {"decision": "approved" | "rejected", "pin"?}:
+ * the only way a tier-2 call gets through. 204 taken, 409 decided or expired
+ * (also for an approval of a turn that is only in the store now: it ended, so
+ * its approvals are over), 404 unknown; approving while locked is 423. Approving a call
+ * whose effect needs the step-up takes the owner's PIN: 403 without it or when wrong. */
 #include "daemon.h"
 #include "http_body.h"
 #include "http_error.h"
 #include "routes.h"
 #include "run.h"
 #include "server.h"
+#include "step_up.h"
 #include "store.h"
 
 #include <event2/http.h>
@@ -58,16 +60,36 @@ void route_approval_decide(struct server *s, struct evhttp_request *req,
   json_t *body = http_body_json(req);
   if (body == NULL) return;
   const char *decision = json_string_value(json_object_get(body, "decision"));
+  json_t *pin = json_object_get(body, "pin");
   int d = decision == NULL                    ? -1
           : strcmp(decision, "approved") == 0 ? TURN_DECISION_APPROVED
           : strcmp(decision, "rejected") == 0 ? TURN_DECISION_REJECTED
                                               : -1;
-  json_decref(body);
-  if (d < 0) {
+  if (d < 0 || (pin != NULL &&
+                (!json_is_string(pin) || json_string_length(pin) > CREDENTIAL_PIN_MAX))) {
+    json_decref(body);
     http_error_send(req, HTTP_E_BAD_REQUEST);
     return;
   }
+  if (s->d->guard.view.locked && d == TURN_DECISION_APPROVED) {
+    /* The owner is away: nothing is approved. A no makes nothing happen, so it
+     * stays open. */
+    json_decref(body);
+    http_error_send(req, HTTP_E_LOCKED);
+    return;
+  }
   struct run *r = run_of_request(s->d, params[0]);
+  if (r != NULL && d == TURN_DECISION_APPROVED &&
+      run_approval_of(r, params[0]) == AGENT_APPROVAL_STEP_UP) {
+    if (pin == NULL)
+      http_error_send(req, HTTP_E_STEP_UP_REQUIRED);
+    else
+      step_up_begin(s->d, req, STEP_UP_APPROVE, params[0], json_string_value(pin),
+                    json_string_length(pin));
+    json_decref(body);
+    return;
+  }
+  json_decref(body);
   int rv = r != NULL ? run_decide(r, params[0], (turn_decision)d) : -1;
   if (r == NULL && stored_request(s->d, params[0])) rv = 1;
   if (rv == 0)

@@ -1,5 +1,6 @@
 /* GET /api/capabilities: what this backend is. turnd runs its agent in-process
- * and will pair devices, as the protocol's hub does; no optional pages yet. */
+ * and pairs devices, as the protocol's hub does; its one optional page is the
+ * owner guard's. */
 #include "http_reply.h"
 #include "routes.h"
 
@@ -8,6 +9,6 @@ void route_capabilities(struct server *s, struct evhttp_request *req,
   (void)s;
   (void)params;
   http_reply_json(req, 200,
-                  json_pack("{s:s,s:s,s:[],s:i}", "backend", "hub", "language", "en",
-                            "pages", "protocol", 1));
+                  json_pack("{s:s,s:s,s:[s],s:i}", "backend", "hub", "language", "en",
+                            "pages", "guard", "protocol", 1));
 }

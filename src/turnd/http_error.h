@@ -8,13 +8,25 @@ struct evhttp_request;
 #define HTTP_ERRORS(X)                                                                  \
   X(BAD_JSON, 400, "bad_json", "the request body is not valid JSON")                    \
   X(BAD_REQUEST, 400, "bad_request", "the request is missing a field or has a bad one") \
+  X(UNAUTHORIZED, 401, "unauthorized", "a paired device's token is required")           \
+  X(PAIR_CODE_INVALID, 403, "pair_code_invalid",                                        \
+    "the pairing code is wrong, used or expired")                                       \
+  X(STEP_UP_REQUIRED, 403, "step_up_required", "approving this needs the owner's PIN")  \
+  X(PIN_WRONG, 403, "pin_wrong", "the PIN is wrong")                                    \
   X(NOT_FOUND, 404, "not_found", "no such route")                                       \
   X(UNKNOWN_SESSION, 404, "unknown_session", "no session has that id")                  \
   X(UNKNOWN_TURN, 404, "unknown_turn", "no turn has that id")                           \
   X(UNKNOWN_REQUEST, 404, "unknown_request", "no approval request has that id")         \
   X(METHOD, 405, "method_not_allowed", "this route does not take that method")          \
   X(DECIDED, 409, "already_decided", "the approval was already decided or has expired") \
+  X(DEVICE_NAME_TAKEN, 409, "device_name_taken", "a paired device has that name")       \
+  X(PIN_NOT_SET, 409, "pin_not_set",                                                    \
+    "no PIN is set (turnd set-pin): nothing could unlock")                              \
   X(TOO_LARGE, 413, "body_too_large", "the request body is over the limit")             \
+  X(LOCKED, 423, "locked", "the backend is locked: unlock it first")                    \
+  X(TOO_MANY_ATTEMPTS, 429, "too_many_attempts", "too many wrong pairing codes: wait")  \
+  X(STEP_UP_LOCKED_OUT, 429, "step_up_locked_out", "too many wrong PINs: wait")         \
+  X(STEP_UP_BUSY, 429, "step_up_busy", "a PIN is being checked: try again")             \
   X(INTERNAL, 500, "internal", "turnd failed to answer")
 
 enum http_error {

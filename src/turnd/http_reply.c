@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,10 +25,16 @@ const char *http_reason(int status) {
     return "Not Found";
   case 405:
     return "Method Not Allowed";
+  case 403:
+    return "Forbidden";
   case 409:
     return "Conflict";
   case 413:
     return "Payload Too Large";
+  case 423:
+    return "Locked";
+  case 429:
+    return "Too Many Requests";
   default:
     return status >= 500 ? "Internal Server Error" : "Error";
   }
@@ -69,4 +76,10 @@ void http_stream_start(struct evhttp_request *req) {
   evhttp_add_header(headers, "Content-Type", "application/x-ndjson");
   evhttp_add_header(headers, "Cache-Control", "no-store");
   evhttp_send_reply_start(req, 200, "OK");
+}
+
+void http_reply_retry_after(struct evhttp_request *req, unsigned seconds) {
+  char value[16];
+  snprintf(value, sizeof value, "%u", seconds);
+  evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", value);
 }

@@ -14,6 +14,9 @@ void http_reply_json(struct evhttp_request *req, int status, json_t *body);
 void http_reply_json_text(struct evhttp_request *req, int status, const char *text,
                           size_t len);
 
+/* Adds Retry-After: seconds to req's answer (before it is sent). */
+void http_reply_retry_after(struct evhttp_request *req, unsigned seconds);
+
 /* Starts a 200 NDJSON stream on req (chunks follow). Small chunks go out at
  * once: Nagle's algorithm would hold each one back until the client's delayed
  * ACK, tens of milliseconds, the end of every turn included. */

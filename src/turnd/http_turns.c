@@ -58,7 +58,8 @@ void route_turn_create(struct server *s, struct evhttp_request *req,
    * chunk, 8 KiB) need not. */
   struct evbuffer *in = evhttp_request_get_input_buffer(req);
   evbuffer_drain(in, evbuffer_get_length(in));
-  if (r == NULL || run_follow(r, req, 0) != 0) http_error_send(req, HTTP_E_INTERNAL);
+  if (r == NULL || run_follow(r, req, 0, s->device) != 0)
+    http_error_send(req, HTTP_E_INTERNAL);
 }
 
 /* The seq after "after=" in a raw query (other parameters are ignored): digits
@@ -103,8 +104,8 @@ void route_turn_follow(struct server *s, struct evhttp_request *req,
     http_error_send(req, HTTP_E_BAD_REQUEST);
     return;
   }
-  int rc =
-      r != NULL ? run_follow(r, req, next) : replay_start(s->d, req, params[0], next);
+  int rc = r != NULL ? run_follow(r, req, next, s->device)
+                     : replay_start(s->d, req, params[0], next);
   if (rc != 0) http_error_send(req, HTTP_E_INTERNAL);
 }
 

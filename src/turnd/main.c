@@ -1,5 +1,7 @@
 /* turnd: the turn backend. Parses the command line, starts the HTTP server on
  * one event loop, says where it listens, and stops cleanly on SIGTERM or SIGINT. */
+#include "admin.h"
+#include "auth_db.h"
 #include "daemon.h"
 #include "options.h"
 #include "model_config.h"
@@ -121,7 +123,31 @@ static void free_tools(struct turnd *d) {
   tools_config_free(&d->tools_config);
 }
 
+/* Sets up who may get in, once the address is known, and prints where turnd
+ * listens and a pairing link for the owner's first device. */
+static int start_auth(struct turnd *d, const struct options *opt, uint16_t port) {
+  bool v6 = strchr(opt->listen_host, ':') != NULL;
+  char url[300];
+  snprintf(url, sizeof url, "http://%s%s%s:%u", v6 ? "[" : "", opt->listen_host,
+           v6 ? "]" : "", (unsigned)port);
+  if (auth_start(d, url) != 0 || guard_start(d) != 0) return -1;
+  printf("listening on %s\n", url);
+  char link[400];
+  if (opt->no_auth)
+    printf("no auth (--no-auth): whoever reaches this address is the owner\n");
+  else if (admin_pair_link(d->auth.db, link, sizeof link) == 0) {
+    printf("pair a device: %s\n", link);
+    fprintf(stderr,
+            "turnd: the pairing link works once, for %d minutes; `turnd pair-code "
+            "--data %s` makes another\n",
+            PAIR_CODE_TTL_S / 60, opt->data_dir);
+  }
+  fflush(stdout);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && admin_is_command(argv[1])) return admin_main(argc - 1, argv + 1);
   struct options opt;
   char err[256];
   if (!options_parse(&opt, argc, argv, err, sizeof err)) {
@@ -132,10 +158,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "turnd: %s\n%s", err, options_usage);
     return 2;
   }
-  if (!options_listen_is_loopback(&opt)) {
+  if (opt.no_auth && !options_listen_is_loopback(&opt)) {
     fprintf(stderr,
-            "turnd: refusing to listen on %s: without paired devices anyone who "
-            "can reach it could use it; listen on 127.0.0.1 or ::1\n",
+            "turnd: refusing --no-auth on %s: anyone who can reach it could use "
+            "it; without auth turnd listens on 127.0.0.1 or ::1 only\n",
             opt.listen_host);
     return 2;
   }
@@ -193,17 +219,20 @@ int main(int argc, char **argv) {
     fprintf(stderr, "turnd: cannot watch for signals\n");
     return 1;
   }
-  bool v6 = strchr(opt.listen_host, ':') != NULL;
-  printf("listening on http://%s%s%s:%u\n", v6 ? "[" : "", opt.listen_host, v6 ? "]" : "",
-         (unsigned)srv.port);
-  fflush(stdout);
+  int status = 0;
+  if (start_auth(&d, &opt, srv.port) != 0) {
+    status = 1;
+    event_base_loopexit(base, NULL); /* what started is stopped below */
+  }
 
   event_base_dispatch(base);
 
   event_free(sigterm);
   event_free(sigint);
   run_free_all(&d); /* running turns end as interrupted */
+  guard_stop(&d);   /* a PIN check in flight is answered before the server goes */
   server_stop(&srv);
+  auth_stop(&d);
   persist_stop(&d); /* after the runs: their last events are committed */
   session_free_all(&d);
   script_free(&d.script);
@@ -211,5 +240,5 @@ int main(int argc, char **argv) {
   model_config_free(&d.model);
   free_tools(&d);
   event_base_free(base);
-  return 0;
+  return status;
 }

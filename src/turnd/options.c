@@ -12,9 +12,12 @@ const char options_usage[] =
     "usage: turnd [--listen HOST:PORT] [--data DIR] [--model NAME] [--tools NAME]\n"
     "             [--retain SECONDS] [--approval-timeout SECONDS] [--system FILE]\n"
     "             [--max-tokens N] [--stall-timeout SECONDS] [--max-model-calls N]\n"
-    "             [--max-total-tokens N] [--coalesce-ms MS]\n"
+    "             [--max-total-tokens N] [--coalesce-ms MS] [--lock-after SECONDS]\n"
+    "             [--step-up-effects LIST] [--no-auth]\n"
+    "       turnd pair|devices|unpair|pair-code|set-pin --data DIR ...  (turnd pair "
+    "--help)\n"
     "  --listen            address to serve on (default 127.0.0.1:8080; port 0 picks a\n"
-    "                      free port); loopback only until devices can be paired\n"
+    "                      free port)\n"
     "  --data              folder for the store (default ./data)\n"
     "  --model             demo (default), script:FILE, anthropic:MODEL_ID (key from\n"
     "                      ANTHROPIC_API_KEY, URL from ANTHROPIC_BASE_URL) or\n"
@@ -31,7 +34,13 @@ const char options_usage[] =
     "                      one sent go out together (default 15; 0: each at once)\n"
     "  --tools             demo (default), a tools file, or both: demo,FILE\n"
     "  --retain            seconds a finished turn stays in memory (default 300)\n"
-    "  --approval-timeout  seconds an approval waits for the owner (default 300)\n";
+    "  --approval-timeout  seconds an approval waits for the owner (default 300)\n"
+    "  --lock-after        lock after this many seconds without a request from a\n"
+    "                      paired device (default 0: never; needs a PIN)\n"
+    "  --step-up-effects   tool effects whose approval needs the PIN, comma-separated\n"
+    "                      (default physical; none: no step-up)\n"
+    "  --no-auth           no tokens: whoever reaches turnd is the owner; loopback\n"
+    "                      addresses only\n";
 
 static bool parse_u32(const char *s, uint32_t max, uint32_t *out) {
   if (s == NULL || *s < '0' || *s > '9') return false;
@@ -73,6 +82,25 @@ static bool model_name_ok(const char *m) {
          has_value(m, "anthropic:") || has_value(m, "openai:");
 }
 
+/* A comma list of effect names (letters, digits, '_', '-'), at most 16, or "none". */
+static bool effects_ok(const char *s) {
+  if (strcmp(s, "none") == 0) return true;
+  size_t n = 1, len = 0;
+  for (const char *p = s;; p++) {
+    if (*p == ',' || *p == '\0') {
+      if (len == 0 || n > 16) return false;
+      if (*p == '\0') return true;
+      n++;
+      len = 0;
+    } else if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+               (*p >= '0' && *p <= '9') || *p == '_' || *p == '-') {
+      len++;
+    } else {
+      return false;
+    }
+  }
+}
+
 bool options_parse(struct options *o, int argc, char **argv, char *err, size_t cap) {
   memset(o, 0, sizeof *o);
   memcpy(o->listen_host, "127.0.0.1", 10);
@@ -86,10 +114,15 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
   o->stall_timeout_s = 60;
   o->max_model_calls = 20;
   o->coalesce_ms = 15;
+  o->step_up_effects = "physical";
   err[0] = '\0';
   for (int i = 1; i < argc; i++) {
     const char *opt = argv[i];
     if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) return false;
+    if (strcmp(opt, "--no-auth") == 0) {
+      o->no_auth = true;
+      continue;
+    }
     const char *val = i + 1 < argc ? argv[i + 1] : NULL;
     if (val == NULL) {
       snprintf(err, cap, "%s needs a value", opt);
@@ -128,6 +161,11 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
     } else if (strcmp(opt, "--approval-timeout") == 0) {
       ok = parse_u32(val, 7 * 24 * 3600, &o->approval_timeout_s) &&
            o->approval_timeout_s > 0;
+    } else if (strcmp(opt, "--lock-after") == 0) {
+      ok = parse_u32(val, 30 * 24 * 3600, &o->lock_after_s);
+    } else if (strcmp(opt, "--step-up-effects") == 0) {
+      ok = effects_ok(val);
+      o->step_up_effects = val;
     } else {
       snprintf(err, cap, "unknown option %s", opt);
       return false;

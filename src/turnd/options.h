@@ -21,6 +21,9 @@ struct options {
   const char *tools;           /* --tools, default "demo" */
   uint32_t retain_s;           /* --retain, default 300 */
   uint32_t approval_timeout_s; /* --approval-timeout, default 300 */
+  uint32_t lock_after_s;       /* --lock-after, default 0: never */
+  const char *step_up_effects; /* --step-up-effects, default "physical"; "none" */
+  bool no_auth;                /* --no-auth: loopback only, everyone is the owner */
 };
 
 /* Fills o from argv (borrows argv). On a bad command line writes why to err (cap
@@ -28,7 +31,8 @@ struct options {
 bool options_parse(struct options *o, int argc, char **argv, char *err, size_t cap);
 
 /* True when the listen host is a loopback address (127.0.0.0/8, ::1, localhost):
- * until devices are paired, only the owner's own machine may reach turnd. */
+ * the only kind --no-auth may serve, since then whoever reaches turnd is taken
+ * for the owner. */
 bool options_listen_is_loopback(const struct options *o);
 
 extern const char options_usage[];

@@ -3,6 +3,8 @@
  * by their segment count, not by a prefix test. */
 #include "routes.h"
 
+#include "auth.h"
+#include "daemon.h"
 #include "http_error.h"
 #include "server.h"
 
@@ -15,16 +17,21 @@ struct route {
   enum evhttp_cmd_type method;
   const char *pattern;
   void (*handle)(struct server *s, struct evhttp_request *req, const char *const *params);
+  bool open; /* answered without a paired device's token: pairing only */
 };
 
 static const struct route routes[] = {
-    {EVHTTP_REQ_GET, "/api/capabilities", route_capabilities},
-    {EVHTTP_REQ_POST, "/api/turns", route_turn_create},
-    {EVHTTP_REQ_GET, "/api/turns/*", route_turn_follow},
-    {EVHTTP_REQ_POST, "/api/turns/*/cancel", route_turn_cancel},
-    {EVHTTP_REQ_POST, "/api/approvals/*", route_approval_decide},
-    {EVHTTP_REQ_GET, "/api/sessions", route_sessions_list},
-    {EVHTTP_REQ_GET, "/api/sessions/*", route_session_get},
+    {EVHTTP_REQ_GET, "/api/capabilities", route_capabilities, false},
+    {EVHTTP_REQ_POST, "/api/turns", route_turn_create, false},
+    {EVHTTP_REQ_GET, "/api/turns/*", route_turn_follow, false},
+    {EVHTTP_REQ_POST, "/api/turns/*/cancel", route_turn_cancel, false},
+    {EVHTTP_REQ_POST, "/api/approvals/*", route_approval_decide, false},
+    {EVHTTP_REQ_GET, "/api/sessions", route_sessions_list, false},
+    {EVHTTP_REQ_GET, "/api/sessions/*", route_session_get, false},
+    {EVHTTP_REQ_POST, "/api/pair", route_pair, true},
+    {EVHTTP_REQ_GET, "/api/guard", route_guard_get, false},
+    {EVHTTP_REQ_POST, "/api/guard/lock", route_guard_lock, false},
+    {EVHTTP_REQ_POST, "/api/guard/unlock", route_guard_unlock, false},
 };
 
 #define MAX_SEGMENTS 8
@@ -80,6 +87,27 @@ static const char *method_name(enum evhttp_cmd_type m) {
   }
 }
 
+/* Whether req may go on to a route that is not open; answers 401 when not. The
+ * check comes before the route is even looked up: without a token, turnd says
+ * nothing about which paths exist. */
+static bool authorized(struct server *s, struct evhttp_request *req) {
+  if (auth_request(s->d, req, &s->device)) return true;
+  evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", "Bearer");
+  http_error_send(req, HTTP_E_UNAUTHORIZED);
+  return false;
+}
+
+/* Whether the request is for an open route (pairing). */
+static bool is_open(enum evhttp_cmd_type method, char **seg, size_t n) {
+  for (size_t r = 0; r < sizeof routes / sizeof routes[0]; r++) {
+    const char *params[ROUTE_MAX_PARAMS];
+    if (routes[r].open && routes[r].method == method &&
+        match(routes[r].pattern, seg, n, params))
+      return true;
+  }
+  return false;
+}
+
 void routes_dispatch(struct server *s, struct evhttp_request *req) {
   const char *raw = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
   char *path = raw != NULL ? evhttp_uridecode(raw, 0, NULL) : NULL;
@@ -91,6 +119,11 @@ void routes_dispatch(struct server *s, struct evhttp_request *req) {
     return;
   }
   enum evhttp_cmd_type method = evhttp_request_get_command(req);
+  s->device = 0;
+  if (!is_open(method, seg, n) && !authorized(s, req)) {
+    free(path);
+    return;
+  }
   char allow[32] = "";
   for (size_t r = 0; r < sizeof routes / sizeof routes[0]; r++) {
     const char *params[ROUTE_MAX_PARAMS] = {NULL, NULL};

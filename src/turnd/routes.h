@@ -27,5 +27,12 @@ void route_sessions_list(struct server *s, struct evhttp_request *req,
                          const char *const *params);
 void route_session_get(struct server *s, struct evhttp_request *req,
                        const char *const *params);
+void route_pair(struct server *s, struct evhttp_request *req, const char *const *params);
+void route_guard_get(struct server *s, struct evhttp_request *req,
+                     const char *const *params);
+void route_guard_lock(struct server *s, struct evhttp_request *req,
+                      const char *const *params);
+void route_guard_unlock(struct server *s, struct evhttp_request *req,
+                        const char *const *params);
 
 #endif

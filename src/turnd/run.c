@@ -47,6 +47,8 @@ struct follower {
   uint64_t start_seq;             /* the first seq asked for (after + 1) */
   bool writing;                   /* a slice is in the socket's buffer; its
                                      written callback hands over the next */
+  int64_t device;                 /* the paired device reading (auth.h): when it
+                                     is unpaired, the stream stops */
   struct follower *next;
 };
 
@@ -153,9 +155,11 @@ static void follower_flush(struct follower *f) {
   evbuffer_free(buf);
 }
 
-int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq) {
+int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq,
+               int64_t device) {
   struct follower *f = calloc(1, sizeof *f);
   if (f == NULL) return -1;
+  f->device = device;
   f->run = r;
   f->req = req;
   f->conn = evhttp_request_get_connection(req);
@@ -462,6 +466,7 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
   r->d = d;
   r->session = s;
   bool busy = s->running != NULL;
+  bool locked = d->guard.view.locked;
   r->order = turn_order_new(NULL);
   r->timer = evtimer_new(d->base, on_timer, r);
   turn_buf_init(&r->log, RUN_LOG_CAP, NULL);
@@ -478,6 +483,7 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
                                 d->opt->coalesce_ms};
   agent_set_limits(&r->agent, &limits);
   agent_set_tools(&r->agent, &d->toolset);
+  agent_set_guard(&r->agent, &d->guard.view);
   if (idmap_put(&d->run_ids, r->id, r) != 0) {
     agent_fini(&r->agent);
     turn_order_free(r->order);
@@ -489,17 +495,25 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
   if (d->runs != NULL) d->runs->prev = r;
   d->runs = r;
   persist_turn_started(r);
-  if (busy) {
-    /* The running turn is not disturbed: this one ends at once. */
+  if (busy || locked) {
+    /* Refused: the running turn is not disturbed, or the owner is away. This
+     * one ends at once, and nothing of it reaches the model. */
     turn_event ev;
     memset(&ev, 0, sizeof ev);
     ev.type = TURN_EV_TURN;
     ev.turn.turn = turn_str_c(r->id);
     ev.turn.session = turn_str_c(s->id);
     run_append(r, &ev);
+    if (locked) {
+      memset(&ev, 0, sizeof ev);
+      ev.type = TURN_EV_GUARD;
+      ev.guard.action = turn_str_c("refused");
+      ev.guard.message = turn_str_c("The backend is locked.");
+      run_append(r, &ev);
+    }
     memset(&ev, 0, sizeof ev);
     ev.type = TURN_EV_END;
-    ev.end.stop_reason = TURN_STOP_BUSY;
+    ev.end.stop_reason = locked ? TURN_STOP_LOCKED : TURN_STOP_BUSY;
     run_append(r, &ev);
     arm(r, (uint64_t)d->opt->retain_s * 1000);
     return r;
@@ -547,6 +561,31 @@ int run_decide(struct run *r, const char *request, turn_decision d) {
     if (*end == '\0' && k <= r->agent.approvals_asked) return 1;
   }
   return -1;
+}
+
+enum agent_approval run_approval_of(struct run *r, const char *request) {
+  return r->ended ? AGENT_APPROVAL_UNKNOWN
+                  : agent_approval_of(&r->agent, request, turnd_now_ms());
+}
+
+int run_step_up(struct run *r, const char *request, bool passed) {
+  if (r->ended || agent_step_up(&r->agent, request, passed, turnd_now_ms()) != 0)
+    return -1;
+  if (passed) evtimer_del(r->timer); /* the approval's timeout */
+  run_pump(r);
+  return 0;
+}
+
+void run_drop_followers(struct turnd *d, bool (*still_paired)(void *ctx, int64_t device),
+                        void *ctx) {
+  for (struct run *r = d->runs; r != NULL; r = r->next) {
+    for (struct follower *f = r->followers, *next; f != NULL; f = next) {
+      next = f->next;
+      /* The answer ends without the turn's end: to the client, a dropped
+       * connection, and its re-attach gets 401. */
+      if (!still_paired(ctx, f->device)) follower_finish(f);
+    }
+  }
 }
 
 void run_interrupt_all(struct turnd *d) {

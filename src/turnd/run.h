@@ -62,9 +62,14 @@ int run_request_turn(const char *request, char *turn, size_t cap);
 /* The run an approval request belongs to, or NULL. */
 struct run *run_of_request(struct turnd *d, const char *request);
 
-/* Streams the run to req from seq next_seq on, then follows it to its end. The
- * answer's status line is sent here. Returns 0 or -1 (req already answered). */
-int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq);
+/* Streams the run to req from seq next_seq on, then follows it to its end, for
+ * the paired device `device` (auth.h). The answer's status line is sent here.
+ * Returns 0 or -1 (req already answered). */
+int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq,
+               int64_t device);
+/* Ends the answers of every reader whose device still_paired() refuses. */
+void run_drop_followers(struct turnd *d, bool (*still_paired)(void *ctx, int64_t device),
+                        void *ctx);
 
 /* The store committed r's events before end_seq (persist.c): readers are handed
  * them, and lines every reader has got leave memory. */
@@ -93,6 +98,11 @@ void run_cancel(struct run *r);
 /* The owner's decision on request: 0 taken, 1 not waiting any more (decided or
  * expired), -1 unknown to this run. */
 int run_decide(struct run *r, const char *request, turn_decision d);
+/* What approval request is to r: unknown, waiting, or waiting for a step-up. */
+enum agent_approval run_approval_of(struct run *r, const char *request);
+/* The owner's step-up for request passed (the call is approved) or failed.
+ * Returns 0, or -1 when the request does not wait for one any more. */
+int run_step_up(struct run *r, const char *request, bool passed);
 
 /* turnd is stopping: every running turn ends now as interrupted, and its readers
  * get that end (the loop must still run for it to reach them). */

@@ -20,6 +20,7 @@ struct server {
   struct evhttp_bound_socket *bound; /* owned by http */
   const struct options *opt;         /* borrowed, outlives the server */
   uint16_t port;                     /* the port bound, also when --listen asked 0 */
+  int64_t device; /* the paired device of the request being dispatched (auth.h) */
 };
 
 /* Binds opt's address and starts answering on base. Returns 0, or -1 with a

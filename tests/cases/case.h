@@ -1,6 +1,7 @@
-/* What the case runner's parts share: how a case fails. A case stops at its
- * first unmet expectation, with the .case file's name and line, so the message
- * points at the line to read; nothing after a failure is worth checking. */
+/* What the case runner's parts share: how a case fails, and a trim. A case
+ * stops at its first unmet expectation, with the .case file's name and line, so
+ * the message points at the line to read; nothing after a failure is worth
+ * checking. */
 #ifndef CASE_H
 #define CASE_H
 
@@ -19,5 +20,8 @@ _Noreturn void case_fail(unsigned line_no, const char *fmt, ...)
 /* Keeps lines (borrowed, labelled) to be printed after the message of a failure
  * that follows, so the message comes with what was received. */
 void case_show_lines(const char *label, char *const *lines, size_t n);
+
+/* s without its leading and trailing spaces and tabs; cuts s (case_request.c). */
+char *case_trim(char *s);
 
 #endif

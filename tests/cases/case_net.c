@@ -169,8 +169,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg) {
 }
 
 struct case_stream *case_net_start(struct case_net *net, const struct case_stream *tmpl,
-                                   const char *method, const char *url,
-                                   const char *body) {
+                                   const char *method, const char *url, const char *body,
+                                   const char *auth) {
   if (net->n == CASE_MAX_STREAMS)
     case_fail(tmpl->line_no, "too many requests in one case");
   struct case_stream *s = calloc(1, sizeof *s);
@@ -202,10 +202,15 @@ struct case_stream *case_net_start(struct case_net *net, const struct case_strea
     if (s->out_headers != NULL)
       s->out_headers = curl_slist_append(s->out_headers, "Expect:");
     if (s->out_headers == NULL) case_fail(s->line_no, "out of memory");
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->out_headers);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
     curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body);
   }
+  if (auth != NULL) {
+    struct curl_slist *list = curl_slist_append(s->out_headers, auth);
+    if (list == NULL) case_fail(s->line_no, "out of memory");
+    s->out_headers = list;
+  }
+  if (s->out_headers != NULL) curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->out_headers);
   if (curl_multi_add_handle(net->multi, e) != CURLM_OK)
     case_fail(s->line_no, "libcurl cannot start the request");
   return s;
@@ -256,6 +261,12 @@ void case_net_pump(struct case_net *net, int wait_ms) {
 void case_net_cut_open(struct case_net *net) {
   for (size_t i = 0; i < net->n; i++)
     if (!net->streams[i]->done) net->streams[i]->cut = true;
+}
+
+void case_net_forget(struct case_net *net, struct case_stream *s) {
+  if (net->n == 0 || net->streams[net->n - 1] != s) return;
+  net->n--;
+  stream_free(net, s);
 }
 
 struct case_stream *case_net_find(const struct case_net *net, const char *name) {

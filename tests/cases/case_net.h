@@ -56,11 +56,16 @@ int case_net_init(struct case_net *net);
 /* Aborts what still runs and frees every stream. */
 void case_net_fini(struct case_net *net);
 
-/* Starts a request (borrows every argument; body may be NULL for none). The
- * stream's name, line_no, want_status and drop_after come from the caller's
- * template. Fails the case if it cannot start. */
+/* Starts a request (borrows every argument; body may be NULL for none, auth too:
+ * else a whole header line, "Authorization: Bearer ..."). The stream's name,
+ * line_no, want_status and drop_after come from the caller's template. Fails the
+ * case if it cannot start. */
 struct case_stream *case_net_start(struct case_net *net, const struct case_stream *tmpl,
-                                   const char *method, const char *url, const char *body);
+                                   const char *method, const char *url, const char *body,
+                                   const char *auth);
+/* Frees s, the stream started last, which has ended: a poll whose answer
+ * nothing refers to. */
+void case_net_forget(struct case_net *net, struct case_stream *s);
 
 /* Waits up to wait_ms for sockets (0: does not wait), then moves every transfer
  * on: lines are split and checked, ids noted, and an answer that ended is checked

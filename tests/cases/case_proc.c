@@ -54,65 +54,77 @@ static void turnd_argv(const char **argv, const char *data_dir, const char *cons
   argv[n] = NULL;
 }
 
-/* Forks argv[0] with its stdout (and stderr when err_fd is not NULL) on pipes. */
-static pid_t spawn(const char *const *argv, int *out_fd, int *err_fd) {
-  int out[2], err[2] = {-1, -1};
-  if (pipe(out) != 0) return -1;
-  if (err_fd != NULL && pipe(err) != 0) {
-    close(out[0]);
-    close(out[1]);
-    return -1;
-  }
+/* Forks argv[0] with in, out and err (-1: the runner's own) as its stdin, stdout
+ * and stderr. The caller closes its copies of them. */
+static pid_t spawn(const char *const *argv, int in, int out, int err) {
   pid_t pid = fork();
   if (pid == 0) {
     /* A runner that dies (a crash, a kill by ctest) takes turnd with it. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    dup2(out[1], STDOUT_FILENO);
-    if (err_fd != NULL) dup2(err[1], STDERR_FILENO);
+    if (in >= 0) dup2(in, STDIN_FILENO);
+    if (out >= 0) dup2(out, STDOUT_FILENO);
+    if (err >= 0) dup2(err, STDERR_FILENO);
     close_inherited();
     execv(argv[0], (char *const *)argv);
     _exit(127);
   }
-  close(out[1]);
-  if (err_fd != NULL) close(err[1]);
-  if (pid < 0) {
-    close(out[0]);
-    if (err_fd != NULL) close(err[0]);
-    return -1;
-  }
-  *out_fd = out[0];
-  if (err_fd != NULL) *err_fd = err[0];
   return pid;
 }
 
-int case_proc_start(struct case_proc *p, const char *data_dir, const char *const *args) {
+int case_proc_start(struct case_proc *p, const char *data_dir, const char *const *args,
+                    const char *log) {
   const char *argv[MAX_ARGV + 6];
   turnd_argv(argv, data_dir, args);
-  return case_proc_start_program(p, argv);
+  return case_proc_start_program(p, argv, log);
 }
 
-int case_proc_start_program(struct case_proc *p, const char *const *argv) {
-  memset(p, 0, sizeof *p);
-  int fd;
-  p->pid = spawn(argv, &fd, NULL);
-  if (p->pid < 0) {
-    p->pid = 0;
-    return -1;
-  }
-  /* The first line, byte by byte so nothing after it is swallowed; a turnd that
-   * exits first closes the pipe. */
-  size_t len = 0;
+/* Waits for the first line p's program appends to p->out_path past
+ * p->out_start, into p->listen_line. A file, unlike a pipe, has no end to wait
+ * for, so it is read again every few milliseconds until the line is whole or the
+ * program has exited (then it is waited for: p->pid is 0). */
+static void read_first_line(struct case_proc *p, int fd) {
+  size_t cap = sizeof p->listen_line - 1, len = 0;
   long long deadline = now_ms() + 30000;
   for (;;) {
-    struct pollfd pf = {.fd = fd, .events = POLLIN};
-    long long left = deadline - now_ms();
-    char c;
-    if (left <= 0 || poll(&pf, 1, (int)left) <= 0 || read(fd, &c, 1) != 1 || c == '\n')
-      break;
-    if (len + 1 < sizeof p->listen_line) p->listen_line[len++] = c;
+    int wstatus;
+    bool gone = waitpid(p->pid, &wstatus, WNOHANG) == p->pid;
+    ssize_t got = pread(fd, p->listen_line, cap, (off_t)p->out_start);
+    len = got > 0 ? (size_t)got : 0;
+    char *nl = memchr(p->listen_line, '\n', len);
+    if (nl != NULL) len = (size_t)(nl - p->listen_line);
+    if (gone) p->pid = 0;
+    if (nl != NULL || len == cap || gone || now_ms() > deadline) break;
+    struct timespec pause = {0, 2 * 1000 * 1000};
+    nanosleep(&pause, NULL);
   }
   p->listen_line[len] = '\0';
-  close(fd);
+}
+
+int case_proc_start_program(struct case_proc *p, const char *const *argv,
+                            const char *log) {
+  memset(p, 0, sizeof *p);
+  char err_path[sizeof p->out_path];
+  snprintf(p->out_path, sizeof p->out_path, "%s.out", log);
+  snprintf(err_path, sizeof err_path, "%s.err", log);
+  int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC;
+  int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int out = open(p->out_path, flags, 0600), err = open(err_path, flags, 0600);
+  int rd = open(p->out_path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (in >= 0 && out >= 0 && err >= 0 && rd >= 0 && fstat(out, &st) == 0) {
+    p->out_start = (long)st.st_size;
+    p->pid = spawn(argv, in, out, err);
+  }
+  if (in >= 0) close(in);
+  if (out >= 0) close(out);
+  if (err >= 0) close(err);
+  if (p->pid <= 0) {
+    p->pid = 0;
+    if (rd >= 0) close(rd);
+    return -1;
+  }
+  read_first_line(p, rd);
+  close(rd);
   if (sscanf(p->listen_line, "listening on http://127.0.0.1:%u", &p->port) != 1 ||
       p->port == 0) {
     case_proc_stop(p, SIGKILL, 30000);
@@ -157,19 +169,45 @@ static bool append(char **buf, size_t *len, const char *data, size_t n) {
   return true;
 }
 
-int case_proc_run(struct case_proc_run *r, const char *data_dir, const char *const *args,
-                  int safety_ms) {
+static void close_pair(int fds[2]) {
+  close(fds[0]);
+  close(fds[1]);
+}
+
+/* Runs argv to its end with input on its stdin, keeping both outputs. */
+static int run_argv(struct case_proc_run *r, const char *const *argv, const char *input,
+                    int safety_ms) {
   memset(r, 0, sizeof *r);
   r->status = -1;
   size_t lens[2] = {0, 0};
   char **bufs[2] = {&r->out, &r->err};
   if (!append(&r->out, &lens[0], "", 0) || !append(&r->err, &lens[1], "", 0)) return -1;
+  /* No close-on-exec needed: the child closes all but its three (spawn). */
+  int in[2], out[2], err[2];
+  if (pipe(in) != 0) return -1;
+  if (pipe(out) != 0) {
+    close_pair(in);
+    return -1;
+  }
+  if (pipe(err) != 0) {
+    close_pair(in);
+    close_pair(out);
+    return -1;
+  }
   struct case_proc p = {0};
-  int fds[2];
-  const char *argv[MAX_ARGV + 6];
-  turnd_argv(argv, data_dir, args);
-  p.pid = spawn(argv, &fds[0], &fds[1]);
-  if (p.pid < 0) return -1;
+  p.pid = spawn(argv, in[0], out[1], err[1]);
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  /* A line or two at most: it fits in the pipe, so this never blocks. */
+  if (p.pid > 0 && input != NULL) (void)!write(in[1], input, strlen(input));
+  close(in[1]);
+  if (p.pid < 0) {
+    close(out[0]);
+    close(err[0]);
+    return -1;
+  }
+  int fds[2] = {out[0], err[0]};
   long long deadline = now_ms() + safety_ms;
   bool told_to_stop = false, ok = true;
   while (ok && (fds[0] >= 0 || fds[1] >= 0)) {
@@ -203,6 +241,23 @@ int case_proc_run(struct case_proc_run *r, const char *data_dir, const char *con
   long long left = deadline - now_ms();
   r->status = case_proc_stop(&p, ok ? 0 : SIGKILL, ok && left > 0 ? (int)left : 1);
   return ok && r->status >= 0 ? 0 : -1;
+}
+
+int case_proc_run(struct case_proc_run *r, const char *data_dir, const char *const *args,
+                  int safety_ms) {
+  const char *argv[MAX_ARGV + 6];
+  turnd_argv(argv, data_dir, args);
+  return run_argv(r, argv, NULL, safety_ms);
+}
+
+int case_proc_admin(struct case_proc_run *r, const char *const *args, const char *input,
+                    int safety_ms) {
+  const char *argv[MAX_ARGV + 2] = {TURND_PATH};
+  size_t n = 1;
+  for (size_t i = 0; args[i] != NULL && i < MAX_ARGV; i++)
+    argv[n++] = args[i];
+  argv[n] = NULL;
+  return run_argv(r, argv, input, safety_ms);
 }
 
 void case_proc_run_free(struct case_proc_run *r) {

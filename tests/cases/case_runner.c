@@ -2,13 +2,17 @@
  * grammar is tests/cases/README.md). A file is read twice: once with stand-in
  * ids, so a malformed line fails before turnd starts, then for real against a
  * turnd on port 0 in a temporary data folder, which the case keeps however often
- * turnd is restarted or killed. Every wait is for an event (an answer, a line of
- * a type, an exit) under one generous safety timeout. */
+ * turnd is restarted or killed. turnd starts at the first line that needs it, so
+ * [admin] and [pair] lines before it prepare its data folder. Every wait is for
+ * an event (an answer, a line of a type, an exit) under one generous safety
+ * timeout. */
 #include "case.h"
-#include "case_check.h"
+#include "case_auth.h"
 #include "case_expect.h"
 #include "case_net.h"
+#include "case_outcome.h"
 #include "case_proc.h"
+#include "case_request.h"
 #include "case_subst.h"
 #include "turn/turn.h"
 
@@ -45,6 +49,8 @@ static struct {
   struct case_proc fake;     /* the fake provider, once started */
   struct case_proc turnd;    /* the daemon, once started */
   bool started;              /* turnd runs and has not been stopped */
+  bool began;                /* turnd was started once (first reading: would be) */
+  unsigned n_starts;         /* [start] lines run, for their folders' names */
   struct case_net net;       /* every request; set up for the second reading */
   struct case_stream *last;  /* the latest request: the default subject */
   bool acted;                /* a directive besides [turnd] and [model] was read */
@@ -79,6 +85,21 @@ void case_show_lines(const char *label, char *const *lines, size_t n) {
   shown[k].n = n;
 }
 
+/* The end of what turnd wrote to stderr in this case, which often says why. */
+static void print_stderr(void) {
+  char path[96], text[2048];
+  snprintf(path, sizeof path, "%s/turnd.err", R.root);
+  FILE *f = R.root[0] != '\0' ? fopen(path, "r") : NULL;
+  if (f == NULL) return;
+  long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : 0;
+  long from = size > (long)sizeof text - 1 ? size - (long)sizeof text + 1 : 0;
+  size_t got = fseek(f, from, SEEK_SET) == 0 ? fread(text, 1, sizeof text - 1, f) : 0;
+  fclose(f);
+  text[got] = '\0';
+  if (got > 0)
+    fprintf(stderr, "turnd's stderr%s:\n%s", from > 0 ? " (its end)" : "", text);
+}
+
 _Noreturn void case_fail(unsigned line_no, const char *fmt, ...) {
   char msg[8192];
   va_list ap;
@@ -91,6 +112,7 @@ _Noreturn void case_fail(unsigned line_no, const char *fmt, ...) {
     fprintf(stderr, "%s: %s\n", R.file, msg);
   for (size_t k = 0; k < 2 && shown[k].label != NULL; k++)
     print_lines(shown[k].label, shown[k].lines, shown[k].n);
+  print_stderr();
   if (R.started) case_proc_stop(&R.turnd, SIGKILL, CASE_SAFETY_MS);
   R.started = false;
   if (R.fake.pid > 0) case_proc_stop(&R.fake, SIGKILL, CASE_SAFETY_MS);
@@ -115,6 +137,7 @@ static bool declared(const char *name) {
 static char *expand(const char *in, unsigned line_no, bool model) {
   struct case_subst ctx = {.dry = R.dry,
                            .model = model,
+                           .running = R.began,
                            .net = &R.net,
                            .port = R.turnd.port,
                            .declared = declared};
@@ -123,105 +146,17 @@ static char *expand(const char *in, unsigned line_no, bool model) {
 
 /* ------------------------------------------------------------ [request] */
 
-struct request {
-  char method[16];
-  char path[2048];
-  const char *body; /* points into the line; NULL for none */
-  struct case_stream tmpl;
-  bool background;
-};
-
-static char *trim(char *s) {
-  while (*s == ' ' || *s == '\t')
-    s++;
-  size_t n = strlen(s);
-  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-    s[--n] = '\0';
-  return s;
-}
-
-/* One option after the status: "as NAME", "background", "drop after N lines". */
-static void parse_option(struct request *rq, char *opt, unsigned line_no) {
-  char word[32], unit[16];
-  unsigned long n;
-  int used = 0;
-  if (strcmp(opt, "background") == 0) {
-    rq->background = true;
-  } else if (sscanf(opt, "as %31s %n", word, &used) == 1 && opt[used] == '\0') {
-    /* The names [expect] can refer to: a letter, then letters, digits, '_'. */
-    bool valid = (word[0] >= 'A' && word[0] <= 'Z') || (word[0] >= 'a' && word[0] <= 'z');
-    for (const char *c = word; valid && *c != '\0'; c++)
-      valid = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
-              (*c >= '0' && *c <= '9') || *c == '_';
-    if (!valid)
-      case_fail(line_no, "\"%s\" is not a name (a letter, then letters, digits, _)",
-                word);
-    snprintf(rq->tmpl.name, sizeof rq->tmpl.name, "%s", word);
-  } else if (sscanf(opt, "drop after %lu %15s %n", &n, unit, &used) == 2 &&
-             opt[used] == '\0' && n > 0 && strcmp(unit, n == 1 ? "line" : "lines") == 0) {
-    rq->tmpl.drop_after = n;
-  } else {
-    case_fail(line_no, "unknown option \"%s\" (as NAME, background, drop after N lines)",
-              opt);
-  }
-}
-
-/* METHOD PATH [BODY] -> STATUS[, OPTION]... ; the body is what lies between the
- * path and the last " -> ", sent byte for byte (it may be bad JSON on purpose). */
-static void parse_request(struct request *rq, char *arg, unsigned line_no) {
-  memset(rq, 0, sizeof *rq);
-  rq->tmpl.line_no = line_no;
-  char *arrow = NULL;
-  for (char *a = strstr(arg, " -> "); a != NULL; a = strstr(a + 1, " -> "))
-    arrow = a;
-  if (arrow == NULL) case_fail(line_no, "a [request] needs \" -> STATUS\"");
-  *arrow = '\0';
-  char *rest = arrow + 4;
-  int used = 0;
-  if (sscanf(arg, " %15[A-Z] %2047s %n", rq->method, rq->path, &used) != 2 ||
-      rq->path[0] != '/')
-    case_fail(line_no, "a [request] starts with METHOD /PATH");
-  char *body = trim(arg + used);
-  rq->body = body[0] != '\0' ? body : NULL;
-  char *end;
-  rq->tmpl.want_status = strtol(rest, &end, 10);
-  if (end == rest || rq->tmpl.want_status < 100 || rq->tmpl.want_status > 599)
-    case_fail(line_no, "the status after -> is not an HTTP status");
-  for (char *opt = trim(end); *opt != '\0';) {
-    if (*opt != ',') case_fail(line_no, "options after the status follow a comma");
-    opt++;
-    char *comma = strchr(opt, ',');
-    if (comma != NULL) *comma = '\0';
-    parse_option(rq, trim(opt), line_no);
-    if (comma == NULL) break;
-    *comma = ',';
-    opt = comma;
-  }
-  if (rq->background && rq->tmpl.name[0] == '\0')
-    case_fail(line_no, "a background request needs a name: \"as NAME\"");
-}
-
 static void run_request(char *arg, unsigned line_no) {
-  struct request rq;
-  parse_request(&rq, arg, line_no);
+  struct case_request rq;
+  case_request_parse(&rq, arg, line_no);
   const char *name = rq.tmpl.name;
   if (R.dry) {
     if (name[0] != '\0' && declared(name)) case_fail(line_no, "%s is named twice", name);
     if (name[0] != '\0' && R.n_names < MAX_NAMES)
       snprintf(R.names[R.n_names++], sizeof R.names[0], "%s", name);
-    return;
   }
-  char url[2200];
-  snprintf(url, sizeof url, "%s%s", R.turnd.base_url, rq.path);
-  struct case_stream *s = case_net_start(&R.net, &rq.tmpl, rq.method, url, rq.body);
-  R.last = s;
-  long long deadline = now_ms() + CASE_SAFETY_MS;
-  case_net_pump(&R.net, 0);
-  while (!rq.background && !s->done) {
-    if (now_ms() > deadline)
-      case_fail(line_no, "no whole answer in %d s", CASE_SAFETY_MS / 1000);
-    case_net_pump(&R.net, 100);
-  }
+  struct case_stream *s = case_request_run(&rq, R.dry ? NULL : &R.net, R.turnd.base_url);
+  if (s != NULL) R.last = s;
 }
 
 /* -------------------------------------------------------------- [await] */
@@ -294,11 +229,12 @@ static void make_root(void) {
 
 static void start_provider(void) {
   if (R.provider[0] == '\0') return;
-  char log[128];
+  char log[128], out[128];
   snprintf(log, sizeof log, "%s/provider.log", R.root);
+  snprintf(out, sizeof out, "%s/provider", R.root);
   const char *argv[] = {
       FAKE_PROVIDER_PATH, "--listen", "127.0.0.1:0", "--log", log, NULL};
-  if (case_proc_start_program(&R.fake, argv) != 0)
+  if (case_proc_start_program(&R.fake, argv, out) != 0)
     case_fail(0, "the fake provider did not start (it printed \"%s\")",
               R.fake.listen_line);
   bool anthropic = strcmp(R.provider, "anthropic") == 0;
@@ -323,11 +259,14 @@ static void turnd_args(const char **argv) {
 }
 
 /* Starts turnd on the case's data folder, on a port of its own choosing: %PORT
- * and the requests' base URL follow it. */
+ * and the requests' base URL follow it. What it prints is appended to
+ * root/turnd.out and root/turnd.err. */
 static void start_turnd(unsigned line_no) {
   const char *argv[MAX_ARGS + 3];
   turnd_args(argv);
-  if (case_proc_start(&R.turnd, R.data_dir, argv) != 0)
+  char log[96];
+  snprintf(log, sizeof log, "%s/turnd", R.root);
+  if (case_proc_start(&R.turnd, R.data_dir, argv, log) != 0)
     case_fail(line_no, "turnd did not start (it printed \"%s\")", R.turnd.listen_line);
   R.started = true;
 }
@@ -366,25 +305,21 @@ static void kill_turnd(unsigned line_no) {
   await_all(line_no, "SIGKILL");
 }
 
+/* Checks what a turnd run to its end did, after searching it for secrets. */
+static void check_run(struct case_proc_run *run, const struct case_outcome *want,
+                      const char *label, unsigned line_no) {
+  case_auth_scan(label, run->out, strlen(run->out), line_no);
+  case_auth_scan(label, run->err, strlen(run->err), line_no);
+  case_outcome_check(want, run, label, line_no);
+  case_proc_run_free(run);
+}
+
 /* [second] CHECK...: a second turnd, with the same arguments and data folder,
  * run to its end while the first runs; the checks are on
  * {"exit": N, "stdout": "...", "stderr": "..."}. */
 static void run_second(const char *arg, unsigned line_no) {
-  struct case_check checks[8];
-  size_t n = 0;
-  char err[256];
-  for (const char *p = arg; *p != '\0'; p += strspn(p, " \t")) {
-    if (n == sizeof checks / sizeof checks[0])
-      case_fail(line_no, "too many checks in [second]");
-    int rc = case_check_parse(&checks[n++], &p, err, sizeof err);
-    if (rc == 0 && *p != '\0' && *p != ' ' && *p != '\t') {
-      snprintf(err, sizeof err, "unexpected \"%c\" after a check", *p);
-      rc = -1;
-    }
-    if (rc != 0) case_fail(line_no, "%s", err);
-  }
-  if (n == 0)
-    case_fail(line_no, "[second] takes checks on exit, stdout and stderr: exit=1");
+  struct case_outcome want;
+  case_outcome_parse(&want, arg, line_no);
   if (!R.dry) {
     if (!R.started) case_fail(line_no, "turnd does not run: nothing to be second to");
     const char *argv[MAX_ARGS + 3];
@@ -392,22 +327,42 @@ static void run_second(const char *arg, unsigned line_no) {
     struct case_proc_run run;
     if (case_proc_run(&run, R.data_dir, argv, CASE_SAFETY_MS) != 0)
       case_fail(line_no, "the second turnd did not end (status %d)", run.status);
-    json_t *got = json_pack("{s:i, s:s, s:s}", "exit", run.status, "stdout", run.out,
-                            "stderr", run.err);
-    case_proc_run_free(&run);
-    if (got == NULL) case_fail(line_no, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-      char why[512];
-      if (case_check_holds(&checks[i], got, why, sizeof why)) continue;
-      static char *dump; /* shown after the message; the case ends there */
-      dump = json_dumps(got, JSON_COMPACT);
-      if (dump != NULL) case_show_lines("the second turnd", &dump, 1);
-      case_fail(line_no, "the second turnd: %s", why);
-    }
-    json_decref(got);
+    check_run(&run, &want, "the second turnd", line_no);
   }
-  for (size_t i = 0; i < n; i++)
-    case_check_free(&checks[i]);
+  case_outcome_free(&want);
+}
+
+/* [start] ARG... -> CHECK...: a turnd of its own, on a fresh data folder, with
+ * the case's model and these arguments only, run to its end: how turnd takes a
+ * command line, refusals included. */
+static void run_start(char *arg, unsigned line_no) {
+  char *arrow = strstr(arg, " -> ");
+  if (arrow == NULL) case_fail(line_no, "[start] takes ARG... -> CHECK...");
+  *arrow = '\0';
+  struct case_outcome want;
+  case_outcome_parse(&want, arrow + 4, line_no);
+  const char *argv[MAX_ARGS + 3];
+  size_t n = 0;
+  if (R.model_arg[0] != '\0') {
+    argv[n++] = "--model";
+    argv[n++] = R.model_arg;
+  }
+  for (char *p = arg + strspn(arg, " \t"); *p != '\0'; p += strspn(p, " \t")) {
+    if (n == MAX_ARGS) case_fail(line_no, "too many arguments in [start]");
+    argv[n++] = p;
+    p += strcspn(p, " \t");
+    if (*p != '\0') *p++ = '\0';
+  }
+  argv[n] = NULL;
+  if (!R.dry) {
+    char dir[96];
+    snprintf(dir, sizeof dir, "%s/start-%u", R.root, ++R.n_starts);
+    struct case_proc_run run;
+    if (case_proc_run(&run, dir, argv, CASE_SAFETY_MS) != 0)
+      case_fail(line_no, "that turnd did not end (status %d)", run.status);
+    check_run(&run, &want, "that turnd", line_no);
+  }
+  case_outcome_free(&want);
 }
 
 /* ------------------------------------------------------------- the case */
@@ -451,13 +406,13 @@ static void add_args(char *arg, unsigned line_no) {
 
 /* One line of the file. Returns whether it was a [request]. */
 static bool run_line(char *line, unsigned line_no, bool seen_request) {
-  if (line[0] == '#' || trim(line)[0] == '\0') return false;
+  if (line[0] == '#' || case_trim(line)[0] == '\0') return false;
   if (line[0] != '[') case_fail(line_no, "a line is prose (# ...) or a [directive]");
   char *close = strchr(line, ']');
   if (close == NULL) case_fail(line_no, "a directive without its ]");
   *close = '\0';
   const char *name = line + 1;
-  char *arg = trim(close + 1);
+  char *arg = case_trim(close + 1);
   if (strcmp(name, "model") == 0 || strcmp(name, "turnd") == 0 ||
       strcmp(name, "provider") == 0) {
     if (R.acted) case_fail(line_no, "[%s] comes before every other directive", name);
@@ -473,6 +428,12 @@ static bool run_line(char *line, unsigned line_no, bool seen_request) {
   R.acted = true;
   if (R.stopped && strcmp(name, "expect") != 0)
     case_fail(line_no, "only [expect] may follow [stop]");
+  /* turnd starts for the first line that is not about its data folder only. */
+  bool prepares = strcmp(name, "admin") == 0 || strcmp(name, "pair") == 0;
+  if (!prepares && !R.began) {
+    R.began = true;
+    if (!R.dry) start_turnd(line_no);
+  }
   bool restart = strcmp(name, "restart") == 0, killed = strcmp(name, "kill") == 0;
   if (strcmp(name, "stop") == 0 || restart || killed) {
     if (arg[0] != '\0') case_fail(line_no, "[%s] takes nothing", name);
@@ -488,8 +449,16 @@ static bool run_line(char *line, unsigned line_no, bool seen_request) {
     run_request(text, line_no);
   } else if (strcmp(name, "await") == 0) {
     run_await(text, line_no);
+  } else if (strcmp(name, "until") == 0) {
+    case_request_until(text, line_no, R.dry ? NULL : &R.net, R.turnd.base_url);
   } else if (strcmp(name, "second") == 0) {
     run_second(text, line_no);
+  } else if (strcmp(name, "start") == 0) {
+    run_start(text, line_no);
+  } else if (strcmp(name, "pair") == 0) {
+    case_auth_pair(text, line_no);
+  } else if (strcmp(name, "admin") == 0) {
+    case_auth_admin(text, line_no);
   } else if (strcmp(name, "expect") == 0) {
     struct case_expect ex;
     char err[256];
@@ -563,17 +532,21 @@ static void run_case(void) {
   size_t n = read_lines(&lines);
   check_title(n > 0 ? lines[0] : NULL);
   R.dry = true;
+  case_auth_begin(true, "", "", &R.turnd);
   run_lines(lines, n);
   R.dry = false;
-  R.stopped = R.acted = false;
+  R.stopped = R.acted = R.began = false;
   if (case_net_init(&R.net) != 0) case_fail(0, "libcurl did not start");
   make_root();
+  case_auth_begin(false, R.root, R.data_dir, &R.turnd);
   start_provider();
-  start_turnd(0);
   run_lines(lines, n);
-  if (!R.stopped) stop_turnd((unsigned)n);
+  if (R.started) stop_turnd((unsigned)n);
   if (R.fake.pid > 0 && case_proc_stop(&R.fake, SIGTERM, CASE_SAFETY_MS) != 0)
     case_fail(0, "the fake provider did not stop cleanly");
+  /* Everything has been said and written: no token or PIN may be in it. */
+  case_auth_scan_all(&R.net);
+  case_auth_end();
   case_net_fini(&R.net);
   remove_root();
   printf("ok %s\n", lines[0] + 2);

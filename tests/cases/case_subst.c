@@ -4,6 +4,7 @@
 #include "case_subst.h"
 
 #include "case.h"
+#include "case_auth.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,26 @@ static const char *last_seq(struct text *out, const char *p, unsigned line_no,
   return close + 1;
 }
 
+/* Whether p starts with the placeholder name word, and no more of a name. */
+static bool is_word(const char *p, const char *word) {
+  size_t n = strlen(word);
+  return strncmp(p, word, n) == 0 && !is_word_char(p[n]);
+}
+
+/* %TOKEN(NAME) at p (past "TOKEN("): the token of the device the case named so.
+ * Returns where the text goes on. */
+static const char *token(struct text *out, const char *p, unsigned line_no) {
+  const char *close = strchr(p, ')');
+  char name[72];
+  if (close == NULL || close == p || (size_t)(close - p) >= sizeof name)
+    case_fail(line_no, "%%TOKEN takes (NAME)");
+  memcpy(name, p, (size_t)(close - p));
+  name[close - p] = '\0';
+  const char *t = case_auth_placeholder("TOKEN", name, line_no);
+  text_add(out, t, strlen(t), line_no);
+  return close + 1;
+}
+
 char *case_subst(const char *in, unsigned line_no, const struct case_subst *ctx) {
   struct text out = {0};
   text_add(&out, "", 0, line_no);
@@ -128,10 +149,24 @@ char *case_subst(const char *in, unsigned line_no, const struct case_subst *ctx)
       p = last_seq(&out, p + 8, line_no, ctx);
       continue;
     }
-    if (strncmp(p, "PORT", 4) == 0 && !is_word_char(p[4])) {
-      char port[16];
-      snprintf(port, sizeof port, "%u", ctx->dry ? 1u : ctx->port);
-      text_add(&out, port, strlen(port), line_no);
+    if (strncmp(p, "TOKEN(", 6) == 0) {
+      p = token(&out, p + 6, line_no);
+      continue;
+    }
+    bool port = is_word(p, "PORT"), start = is_word(p, "STARTCODE");
+    if ((port || start) && !ctx->running)
+      case_fail(line_no, "%%%s before turnd has started", port ? "PORT" : "STARTCODE");
+    if (start || is_word(p, "PAIRCODE")) {
+      const char *code =
+          case_auth_placeholder(start ? "STARTCODE" : "PAIRCODE", NULL, line_no);
+      text_add(&out, code, strlen(code), line_no);
+      p += start ? 9 : 8;
+      continue;
+    }
+    if (port) {
+      char num[16];
+      snprintf(num, sizeof num, "%u", ctx->dry ? 1u : ctx->port);
+      text_add(&out, num, strlen(num), line_no);
       p += 4;
       continue;
     }

@@ -1,6 +1,7 @@
 /* Placeholders in a case's lines: %TURN, %SESSION, %REQUEST (the latest of each
  * received, or with (NAME) the latest on that stream), %LASTSEQ(NAME), %PORT,
- * %REPEAT(TEXT,N) and %% for a literal %. They keep case files stable across runs. */
+ * %TOKEN(NAME), %PAIRCODE, %STARTCODE (case_auth.h), %REPEAT(TEXT,N) and %% for
+ * a literal %. They keep case files stable across runs. */
 #ifndef CASE_SUBST_H
 #define CASE_SUBST_H
 
@@ -9,8 +10,9 @@
 #include <stdbool.h>
 
 struct case_subst {
-  bool dry;   /* the first reading: ids are stand-ins, names are only checked */
-  bool model; /* a [model] line: turnd has not started, only %REPEAT and %% */
+  bool dry;     /* the first reading: ids are stand-ins, names are only checked */
+  bool model;   /* a [model] line: turnd has not started, only %REPEAT and %% */
+  bool running; /* turnd has started (or, on the first reading, would have) */
   const struct case_net *net;         /* where ids come from on the second reading */
   unsigned port;                      /* turnd's port on the second reading */
   bool (*declared)(const char *name); /* first reading: is name a stream yet */

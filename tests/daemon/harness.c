@@ -27,13 +27,16 @@ static int exit_status(int wstatus) {
   return -1;
 }
 
-static pid_t spawn(const char *const *args, int *out_fd) {
+/* Starts turnd with args, its stdout on *out_fd; with in_fd >= 0, its stdin
+ * there (the child's copy; the caller closes its own). */
+static pid_t spawn_with_input(const char *const *args, int in_fd, int *out_fd) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
     dup2(fds[1], STDOUT_FILENO);
+    if (in_fd >= 0) dup2(in_fd, STDIN_FILENO);
     close(fds[0]);
     close(fds[1]);
     execv(TURND_PATH, (char *const *)args);
@@ -42,6 +45,45 @@ static pid_t spawn(const char *const *args, int *out_fd) {
   close(fds[1]);
   *out_fd = fds[0];
   return pid;
+}
+
+static pid_t spawn(const char *const *args, int *out_fd) {
+  return spawn_with_input(args, -1, out_fd);
+}
+
+/* The token each running turnd's port gets from the http_ functions. */
+static struct {
+  unsigned port;
+  char token[64]; /* "" sends none */
+} tokens[64];
+
+void harness_use_token(unsigned port, const char *token) {
+  size_t free_slot = sizeof tokens / sizeof tokens[0];
+  for (size_t i = 0; i < sizeof tokens / sizeof tokens[0]; i++) {
+    if (tokens[i].port == port) {
+      free_slot = i;
+      break;
+    }
+    if (tokens[i].port == 0 && free_slot == sizeof tokens / sizeof tokens[0])
+      free_slot = i;
+  }
+  if (free_slot == sizeof tokens / sizeof tokens[0]) return;
+  tokens[free_slot].port = port;
+  snprintf(tokens[free_slot].token, sizeof tokens[free_slot].token, "%s",
+           token != NULL ? token : "");
+}
+
+/* Adds the Authorization header the URL's port is due to headers. */
+static struct curl_slist *with_token(struct curl_slist *headers, const char *url) {
+  unsigned port;
+  if (sscanf(url, "http://127.0.0.1:%u", &port) != 1) return headers;
+  for (size_t i = 0; i < sizeof tokens / sizeof tokens[0]; i++) {
+    if (tokens[i].port != port || tokens[i].token[0] == '\0') continue;
+    char header[96];
+    snprintf(header, sizeof header, "Authorization: Bearer %s", tokens[i].token);
+    return curl_slist_append(headers, header);
+  }
+  return headers;
 }
 
 int harness_run(const char *const *args) {
@@ -56,6 +98,37 @@ int harness_run(const char *const *args) {
   char sink[256];
   while (read(fd, sink, sizeof sink) > 0)
     ;
+  close(fd);
+  int wstatus;
+  if (waitpid(pid, &wstatus, 0) != pid) return -1;
+  return exit_status(wstatus);
+}
+
+int harness_run_line(const char *const *args, const char *input, char *out, size_t cap) {
+  const char *argv[32] = {TURND_PATH};
+  size_t n = 1;
+  for (; args[n - 1] != NULL && n < 31; n++)
+    argv[n] = args[n - 1];
+  argv[n] = NULL;
+  int in[2] = {-1, -1};
+  if (input != NULL && pipe(in) != 0) return -1;
+  int fd;
+  pid_t pid = spawn_with_input(argv, in[0], &fd);
+  if (in[0] >= 0) {
+    close(in[0]);
+    if (write(in[1], input, strlen(input)) < 0) {
+    }
+    close(in[1]);
+  }
+  if (pid < 0) return -1;
+  size_t len = 0;
+  char c;
+  bool line_done = false;
+  while (read(fd, &c, 1) == 1) {
+    if (c == '\n') line_done = true;
+    if (!line_done && len + 1 < cap) out[len++] = c;
+  }
+  out[len] = '\0';
   close(fd);
   int wstatus;
   if (waitpid(pid, &wstatus, 0) != pid) return -1;
@@ -92,6 +165,9 @@ int harness_start(struct turnd_proc *t, const char *const *extra) {
   memset(t, 0, sizeof *t);
   snprintf(t->data_dir, sizeof t->data_dir, "/tmp/turnd-test-XXXXXX");
   if (mkdtemp(t->data_dir) == NULL) return -1;
+  const char *pair[] = {"pair", "--data", t->data_dir, "--name", "test", NULL};
+  if (harness_run_line(pair, NULL, t->token, sizeof t->token) != 0) return -1;
+  snprintf(t->auth_header, sizeof t->auth_header, "Authorization: Bearer %s", t->token);
   const char *argv[32] = {TURND_PATH, "--listen", "127.0.0.1:0", "--data", t->data_dir};
   size_t n = 5;
   for (size_t i = 0; extra != NULL && extra[i] != NULL && n < 31; i++)
@@ -113,6 +189,7 @@ int harness_start(struct turnd_proc *t, const char *const *extra) {
     return -1;
   }
   snprintf(t->base_url, sizeof t->base_url, "http://127.0.0.1:%u", t->port);
+  harness_use_token(t->port, t->token);
   return 0;
 }
 
@@ -188,12 +265,12 @@ int http_do(const char *method, const char *url, const char *body,
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, a);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
   curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
-  struct curl_slist *headers = NULL;
+  struct curl_slist *headers = with_token(NULL, url);
   if (body != NULL) {
     headers = curl_slist_append(headers, "Content-Type: application/json");
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
   }
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   CURLcode rc = curl_easy_perform(curl);
   if (rc == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &a->status);
   curl_slist_free_all(headers);
@@ -262,8 +339,11 @@ int http_stream(const char *method, const char *url, const char *body, size_t ma
   curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
   curl_easy_setopt(curl, CURLOPT_FORBID_REUSE, 1L);
   if (body != NULL) curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+  struct curl_slist *headers = with_token(NULL, url);
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   CURLcode rc = curl_easy_perform(curl);
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &s->status);
+  curl_slist_free_all(headers);
   curl_easy_cleanup(curl);
   if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && max_lines > 0)) return -1;
   if (s->raw == NULL) s->raw = calloc(1, 1);
@@ -345,6 +425,7 @@ int http_do_body(const char *method, const char *url, const char *const *headers
     hdr = curl_slist_append(hdr, headers[i]);
     chunked = chunked || strncasecmp(headers[i], "Transfer-Encoding: chunked", 26) == 0;
   }
+  hdr = with_token(hdr, url);
   struct upload up = {body, len, 0, chunk};
   curl_easy_setopt(curl, CURLOPT_URL, url);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);

@@ -12,10 +12,14 @@ struct turnd_proc {
   char base_url[64];     /* http://127.0.0.1:PORT */
   char listen_line[128]; /* the line turnd printed, without its newline */
   char data_dir[256];    /* made by harness_start, removed by harness_stop */
+  char token[64];        /* the device harness_start paired ("test") */
+  char auth_header[96];  /* "Authorization: Bearer <token>", for raw requests */
 };
 
 /* Starts turnd with --listen 127.0.0.1:0 --data <fresh folder> and extra args
- * (NULL-terminated, may be NULL), and waits for its "listening on" line.
+ * (NULL-terminated, may be NULL), and waits for its "listening on" line. A
+ * device named "test" is paired first (`turnd pair`): http_do, http_stream and
+ * http_do_body send its token to this turnd's port unless told otherwise.
  * Returns 0, or -1 if it exited or printed something else. */
 int harness_start(struct turnd_proc *t, const char *const *extra);
 /* Sends sig (0: none) and waits: returns the exit status (128 + signal if killed
@@ -26,6 +30,12 @@ int harness_stop(struct turnd_proc *t, int sig);
 int harness_kill_all(void **state);
 /* Runs turnd with exactly args (NULL-terminated) to its end: its exit status. */
 int harness_run(const char *const *args);
+/* Runs turnd with args, input on its standard input (NULL: none), and its first
+ * line of stdout into out[0..cap) (without the newline): its exit status. */
+int harness_run_line(const char *const *args, const char *input, char *out, size_t cap);
+/* From now on, requests to port send no token (token NULL) or this one
+ * (copied): for tests of who gets in. */
+void harness_use_token(unsigned port, const char *token);
 
 struct http_answer {
   long status;

@@ -1,12 +1,19 @@
 /* The turn client against a real turnd: it shows a turn as it streams, exits 0 on
  * end_turn, asks y/n for an approval on stdin, and when its connection drops
  * mid-turn (a proxy cuts it at a chosen point) re-attaches with after= and shows
- * exactly what an undisturbed run shows. */
+ * exactly what an undisturbed run shows. It proves itself with a device token
+ * from --token-file, TURN_TOKEN or the default file, never shows that token, gets
+ * one with `turn pair`, gives the PIN for a step-up and locks and unlocks turnd.
+ * XDG_CONFIG_HOME points into a temporary folder, so the owner's own token file
+ * is never read or written. */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "harness.h"
 
+#include <ftw.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,18 +43,57 @@ static const char lamp_yes[] =
     "three\n"
     "four\n";
 
-/* turnd with a script model from text. */
-static void start_with_script(struct turnd_proc *t, const char *script) {
+static const char pin[] = "2468"; /* the owner's PIN, where a test sets one */
+static char config_home[64];      /* XDG_CONFIG_HOME for every client run */
+static char token[256];           /* the token of the turnd running now */
+
+/* A new pairing link (http://HOST:PORT/#pair=CODE) for the turnd on t. */
+static void pair_link(const struct turnd_proc *t, char *out, size_t cap) {
+  const char *args[] = {"pair-code", "--data", t->data_dir, NULL};
+  assert_int_equal(harness_run_line(args, NULL, out, cap), 0);
+  if (strstr(out, "/#pair=") == NULL) fail_msg("not a pairing link: %s", out);
+}
+
+static void set_pin(const struct turnd_proc *t) {
+  const char *args[] = {"set-pin", "--data", t->data_dir, NULL};
+  char line[256], input[64];
+  snprintf(input, sizeof input, "%s\n", pin);
+  assert_int_equal(harness_run_line(args, input, line, sizeof line), 0);
+}
+
+/* turnd with a script model from text and more arguments (NULL-terminated, may
+ * be NULL). The device harness_start paired is the client's: its token goes in
+ * TURN_TOKEN, so every client run proves itself unless a test says otherwise. */
+static void start_turnd(struct turnd_proc *t, const char *script,
+                        const char *const *more) {
   char dir[64];
   snprintf(dir, sizeof dir, "/tmp/turn-cli-XXXXXX");
   assert_non_null(mkdtemp(dir));
   char path[128], model[160];
   assert_int_equal(harness_write_file(dir, "script.json", script, path, sizeof path), 0);
   snprintf(model, sizeof model, "script:%s", path);
-  const char *extra[] = {"--model", model, NULL};
+  const char *extra[8] = {"--model", model};
+  for (size_t i = 0; more != NULL && more[i] != NULL && i < 5; i++)
+    extra[2 + i] = more[i];
   assert_int_equal(harness_start(t, extra), 0); /* the script is read at start */
   remove(path);
   rmdir(dir);
+  snprintf(token, sizeof token, "%s", t->token);
+  setenv("TURN_TOKEN", token, 1);
+}
+
+/* For the tests that are not about the guard: approving the lamp (a physical
+ * effect, which takes the PIN by default) needs no PIN. */
+static void start_with_script(struct turnd_proc *t, const char *script) {
+  static const char *const no_step_up[] = {"--step-up-effects", "none", NULL};
+  start_turnd(t, script, no_step_up);
+}
+
+/* The token never shows, on either stream, whatever happened. */
+static void assert_no_token(const struct cli_run *r) {
+  if (token[0] != '\0' &&
+      (strstr(r->out, token) != NULL || strstr(r->err, token) != NULL))
+    fail_msg("the token was shown:\nstdout:\n%s\nstderr:\n%s", r->out, r->err);
 }
 
 /* Runs `turn --url URL [more...] TEXT` with input on its standard input. */
@@ -63,6 +109,7 @@ static void run_cli(const char *url, const char *text, const char *input,
 }
 
 static void expect_output(const struct cli_run *r, int status, const char *out) {
+  assert_no_token(r);
   if (r->status != status || strcmp(r->out, out) != 0)
     fail_msg("exit %d (want %d); stdout:\n%s\nwant:\n%s\nstderr:\n%s", r->status, status,
              r->out, out, r->err);
@@ -235,6 +282,389 @@ static void test_cli_keeps_reattaching_while_it_makes_progress(void **state) {
                   "?after=10 HTTP/1.1", 11);
 }
 
+/* ------------------------------------------------------ tokens and the guard */
+
+/* A short turn for the tests that are about something else. */
+static const char hi_script[] = "{\"default\": [[{\"text\": \"hi\"}]]}";
+
+/* Runs the client with exactly args and input; the token never shows. */
+static void cli(const char *const *args, const char *input, struct cli_run *r) {
+  assert_int_equal(harness_cli(args, input, r), 0);
+  assert_no_token(r);
+}
+
+static void expect_in(const char *text, const char *want) {
+  if (strstr(text, want) == NULL) fail_msg("no \"%s\" in:\n%s", want, text);
+}
+
+/* text to path with mode 0600, as an owner would keep a token. */
+static void write_secret(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  assert_int_equal(fclose(f), 0);
+  assert_int_equal(chmod(path, 0600), 0);
+}
+
+static void read_line(const char *path, char *out, size_t cap) {
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  assert_non_null(fgets(out, (int)cap, f));
+  fclose(f);
+  out[strcspn(out, "\n")] = '\0';
+}
+
+static void expect_mode(const char *path, unsigned mode) {
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  if ((st.st_mode & 0777) != mode)
+    fail_msg("%s has mode %o, want %o", path, st.st_mode & 0777, mode);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+                        struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+/* Empties the client's config folder (the default token file's home). */
+static void clear_config(void) {
+  nftw(config_home, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  assert_int_equal(mkdir(config_home, 0700), 0);
+}
+
+/* The default file holds text. */
+static void write_default_token(const char *text) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/turn", config_home);
+  mkdir(path, 0700);
+  snprintf(path, sizeof path, "%s/turn/token", config_home);
+  write_secret(path, text);
+}
+
+/* The token comes from --token-file, else TURN_TOKEN, else the default file;
+ * the first source that has one wins even when a later one is right. Blanks
+ * after the token in a file are not part of it. */
+static void test_cli_finds_the_token(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t, hi_script);
+  struct cli_run r;
+  run_cli(t.base_url, "x", NULL, NULL, &r); /* TURN_TOKEN, set by the start */
+  expect_output(&r, 0, "hi\n");
+  cli_run_free(&r);
+
+  char dir[64] = "/tmp/turn-cli-XXXXXX", file[96], text[300];
+  assert_non_null(mkdtemp(dir));
+  snprintf(file, sizeof file, "%s/token", dir);
+  snprintf(text, sizeof text, "%s \t\r\n", token);
+  write_secret(file, text);
+  setenv("TURN_TOKEN", "turnd_not-the-token", 1);
+  const char *const with_file[] = {"--token-file", file, NULL};
+  run_cli(t.base_url, "x", NULL, with_file, &r);
+  expect_output(&r, 0, "hi\n");
+  cli_run_free(&r);
+
+  write_default_token(text); /* right, but TURN_TOKEN comes first */
+  run_cli(t.base_url, "x", NULL, NULL, &r);
+  expect_output(&r, 1, "");
+  expect_in(r.err, "turnd refused the token (HTTP 401)");
+  expect_in(r.err, "turn pair URL CODE");
+  assert_null(strstr(r.err, "turnd_not-the-token"));
+  cli_run_free(&r);
+
+  unsetenv("TURN_TOKEN");
+  run_cli(t.base_url, "x", NULL, NULL, &r); /* the default file */
+  expect_output(&r, 0, "hi\n");
+  cli_run_free(&r);
+
+  remove(file);
+  rmdir(dir);
+  clear_config();
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Without any token every command gets turnd's 401, and the client says how to
+ * pair rather than only the status. */
+static void test_cli_without_a_token_says_how_to_pair(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t, hi_script);
+  unsetenv("TURN_TOKEN");
+  const char *const turn[] = {"--url", t.base_url, "x", NULL};
+  const char *const sessions[] = {"--url", t.base_url, "sessions", NULL};
+  const char *const history[] = {"--url", t.base_url, "history", "20990101-000000-0000",
+                                 NULL};
+  const char *const lock[] = {"--url", t.base_url, "lock", NULL};
+  const char *const unlock[] = {"--url", t.base_url, "unlock", NULL};
+  const char *const *const commands[] = {turn, sessions, history, lock, unlock};
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+    struct cli_run r;
+    cli(commands[i], "2468\n", &r);
+    if (r.status != 1 || strstr(r.err, "(HTTP 401) and none was found") == NULL ||
+        strstr(r.err, "`turn pair URL CODE`") == NULL ||
+        strstr(r.err, "TURN_TOKEN or") == NULL || strstr(r.out, "PIN") != NULL)
+      fail_msg("%s: exit %d\nstdout:\n%s\nstderr:\n%s", commands[i][2], r.status, r.out,
+               r.err);
+    cli_run_free(&r);
+  }
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* A token file that cannot be read, or holds more than one token's line, stops
+ * the client before any request, and what the file holds is not shown. */
+static void test_cli_refuses_a_bad_token_file(void **state) {
+  (void)state;
+  char dir[64] = "/tmp/turn-cli-XXXXXX", file[96];
+  assert_non_null(mkdtemp(dir));
+  snprintf(file, sizeof file, "%s/token", dir);
+  struct cli_run r;
+  const char *const missing[] = {"--url", "http://127.0.0.1:1", "--token-file", file, "x",
+                                 NULL};
+  cli(missing, NULL, &r);
+  assert_int_equal(r.status, 1);
+  expect_in(r.err, "cannot read the token file");
+  cli_run_free(&r);
+  write_secret(file, "turnd_secret-part\nsecond line\n");
+  cli(missing, NULL, &r);
+  assert_int_equal(r.status, 1);
+  expect_in(r.err, "does not hold a token");
+  assert_null(strstr(r.err, "secret-part"));
+  assert_null(strstr(r.err, "no answer")); /* no request was made */
+  cli_run_free(&r);
+  remove(file);
+  rmdir(dir);
+}
+
+/* `turn pair` with the link turnd prints, into a --token-file whose folders do
+ * not exist yet, and with URL and CODE into the default file: each stores a
+ * token that works, mode 0600 in a 0700 folder, and says where but not what. A
+ * spent code and a taken name are refused with turnd's reasons. */
+static void test_cli_pairs_with_a_code(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t, hi_script);
+  unsetenv("TURN_TOKEN");
+  char dir[64] = "/tmp/turn-cli-XXXXXX", folder[96], file[128], link[256], stored[300];
+  assert_non_null(mkdtemp(dir));
+  snprintf(folder, sizeof folder, "%s/deep/er", dir);
+  snprintf(file, sizeof file, "%s/token", folder);
+  pair_link(&t, link, sizeof link);
+  struct cli_run r;
+  const char *const by_link[] = {"pair",   link, "--token-file", file, "--name",
+                                 "laptop", NULL};
+  cli(by_link, NULL, &r);
+  if (r.status != 0) fail_msg("exit %d\n%s%s", r.status, r.out, r.err);
+  expect_in(r.out, file);
+  read_line(file, stored, sizeof stored);
+  assert_true(strncmp(stored, "turnd_", 6) == 0);
+  assert_null(strstr(r.out, stored));
+  assert_null(strstr(r.err, stored));
+  expect_mode(file, 0600);
+  expect_mode(folder, 0700);
+  cli_run_free(&r);
+  const char *const with_file[] = {"--token-file", file, NULL};
+  run_cli(t.base_url, "x", NULL, with_file, &r);
+  expect_output(&r, 0, "hi\n");
+  cli_run_free(&r);
+
+  char other[128];
+  snprintf(other, sizeof other, "%s/other", dir);
+  const char *const again[] = {"pair", link, "--token-file", other, NULL};
+  cli(again, NULL, &r); /* a code works once */
+  assert_int_equal(r.status, 1);
+  expect_in(r.err, "HTTP 403 pair_code_invalid: ");
+  assert_int_equal(access(other, F_OK), -1);
+  cli_run_free(&r);
+
+  pair_link(&t, link, sizeof link);
+  char *hash = strstr(link, "/#pair=");
+  *hash = '\0';
+  const char *const taken[] = {"pair", link, hash + 7, "--name", "laptop", NULL};
+  cli(taken, NULL, &r);
+  assert_int_equal(r.status, 1);
+  expect_in(r.err, "HTTP 409 device_name_taken: ");
+  expect_in(r.err, "--name NAME");
+  cli_run_free(&r);
+
+  pair_link(&t, link, sizeof link);
+  hash = strstr(link, "/#pair=");
+  *hash = '\0';
+  const char *const by_code[] = {"pair", link, hash + 7, NULL};
+  cli(by_code, NULL, &r);
+  if (r.status != 0) fail_msg("exit %d\n%s%s", r.status, r.out, r.err);
+  char path[128];
+  snprintf(path, sizeof path, "%s/turn/token", config_home);
+  expect_in(r.out, path);
+  expect_mode(path, 0600);
+  snprintf(path, sizeof path, "%s/turn", config_home);
+  expect_mode(path, 0700);
+  cli_run_free(&r);
+  run_cli(t.base_url, "x", NULL, NULL, &r);
+  expect_output(&r, 0, "hi\n");
+  cli_run_free(&r);
+
+  nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  clear_config();
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Five wrong codes in a minute and turnd stops listening for a while: the client
+ * shows its 429 with the wait. */
+static void test_cli_pair_shows_too_many_attempts(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t, hi_script);
+  char dir[64] = "/tmp/turn-cli-XXXXXX", file[96];
+  assert_non_null(mkdtemp(dir));
+  snprintf(file, sizeof file, "%s/token", dir);
+  const char *const wrong[] = {"pair",         t.base_url, "0000-0000",
+                               "--token-file", file,       NULL};
+  struct cli_run r;
+  for (int i = 0; i < 5; i++) {
+    cli(wrong, NULL, &r);
+    assert_int_equal(r.status, 1);
+    expect_in(r.err, "HTTP 403 pair_code_invalid");
+    cli_run_free(&r);
+  }
+  cli(wrong, NULL, &r);
+  assert_int_equal(r.status, 1);
+  expect_in(r.err, "HTTP 429 too_many_attempts: ");
+  expect_in(r.err, "(try again in ");
+  cli_run_free(&r);
+  assert_int_equal(access(file, F_OK), -1);
+  rmdir(dir);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* lamp_script's head and tail around the approval, which needs the PIN. */
+#define LAMP_HEAD                 \
+  "one\n"                         \
+  "(thinking) thinking it over\n" \
+  "two\n"                         \
+  "? run lamp_set (physical) with {\"name\":\"desk\",\"on\":true} [y/n] \n"
+#define LAMP_TAIL "three\nfour\n"
+
+/* With a PIN set, approving the lamp (a physical effect) takes the PIN: asked
+ * after the y, again after a wrong one, at most three times; after that the
+ * client answers no so the turn goes on. A no needs no PIN. */
+static void test_cli_gives_the_pin_for_a_step_up(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_turnd(&t, lamp_script, NULL);
+  set_pin(&t);
+  struct cli_run r;
+  run_cli(t.base_url, "lights", "y\n2468\n", NULL, &r);
+  expect_output(&r, 0,
+                LAMP_HEAD "PIN: \n"
+                          "(guard) step_up: Approving this needs your PIN.\n"
+                          "(guard) passed\n"
+                          "  lamp_set: ok, desk lamp is on (simulated)\n" LAMP_TAIL);
+  cli_run_free(&r);
+
+  run_cli(t.base_url, "lights", "y\n1111\n2468\n", NULL, &r);
+  expect_output(&r, 0,
+                LAMP_HEAD "PIN: \nPIN: \n"
+                          "(guard) step_up: Approving this needs your PIN.\n"
+                          "(guard) failed: Wrong PIN.\n"
+                          "(guard) passed\n"
+                          "  lamp_set: ok, desk lamp is on (simulated)\n" LAMP_TAIL);
+  expect_in(r.err, "; try again\n");
+  cli_run_free(&r);
+
+  run_cli(t.base_url, "lights", "y\n1111\n2222\n3333\n", NULL, &r);
+  expect_output(&r, 0,
+                LAMP_HEAD "PIN: \nPIN: \nPIN: \n"
+                          "(guard) step_up: Approving this needs your PIN.\n"
+                          "(guard) failed: Wrong PIN.\n"
+                          "(guard) failed: Wrong PIN.\n"
+                          "(guard) failed: Wrong PIN.\n"
+                          "  lamp_set: rejected, the owner said no\n" LAMP_TAIL);
+  expect_in(r.err, "giving up");
+  expect_in(r.err, "answering no");
+  cli_run_free(&r);
+
+  run_cli(t.base_url, "lights", "n\n", NULL, &r);
+  expect_output(&r, 0,
+                LAMP_HEAD "(guard) step_up: Approving this needs your PIN.\n"
+                          "  lamp_set: rejected, the owner said no\n" LAMP_TAIL);
+  cli_run_free(&r);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* Five wrong PINs in a row lock turnd and stop it checking PINs for a while:
+ * the approval that comes after is refused as locked (423), a no too, so the
+ * call waits until it expires (soon, here); unlock is told to wait (429). The
+ * client shows both as turnd's answers and says what becomes of the call. */
+static void test_cli_shows_a_lockout(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  static const char *const expiring[] = {"--approval-timeout", "5", NULL};
+  start_turnd(&t, lamp_script, expiring);
+  set_pin(&t);
+  struct cli_run r;
+  run_cli(t.base_url, "lights", "y\n1111\n2222\n3333\n", NULL, &r);
+  assert_int_equal(r.status, 0);
+  expect_in(r.err, "that was 3 tries, giving up");
+  cli_run_free(&r);
+  run_cli(t.base_url, "lights", "y\n4444\n5555\n6666\n", NULL, &r); /* the 5th locks */
+  assert_int_equal(r.status, 0);
+  expect_in(r.err, "; try again\n");
+  expect_in(r.err, "the approval failed: turnd answered HTTP 423 locked: ");
+  expect_in(r.err, "The call waits until turnd is unlocked");
+  assert_null(strstr(r.err, "giving up"));    /* no third PIN: it could not help */
+  assert_null(strstr(r.err, "answering no")); /* turnd would refuse it as well */
+  cli_run_free(&r);
+  const char *const unlock[] = {"--url", t.base_url, "unlock", NULL};
+  cli(unlock, "2468\n", &r); /* the right PIN, but no PIN is checked now */
+  assert_int_equal(r.status, 1);
+  expect_in(r.err, "unlocking failed: turnd answered HTTP 429 step_up_locked_out: ");
+  expect_in(r.err, "(try again in ");
+  cli_run_free(&r);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* `turn lock` and `turn unlock`: locking needs a PIN set; a locked turnd refuses
+ * a turn (exit 3, the guard's line); unlock asks the PIN again after a wrong one
+ * and gives up without one. */
+static void test_cli_locks_and_unlocks(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t, hi_script);
+  const char *const lock[] = {"--url", t.base_url, "lock", NULL};
+  const char *const unlock[] = {"--url", t.base_url, "unlock", NULL};
+  struct cli_run r;
+  cli(lock, NULL, &r);
+  assert_int_equal(r.status, 1);
+  expect_in(r.err, "HTTP 409 pin_not_set: ");
+  cli_run_free(&r);
+
+  set_pin(&t);
+  cli(unlock, NULL, &r);
+  expect_output(&r, 0, "turnd is not locked\n");
+  cli_run_free(&r);
+  cli(lock, NULL, &r);
+  expect_output(&r, 0, "turnd is locked: nothing runs until `turn unlock` and the PIN\n");
+  cli_run_free(&r);
+  run_cli(t.base_url, "x", NULL, NULL, &r);
+  expect_output(&r, 3, "(guard) refused: The backend is locked.\n");
+  expect_in(r.err, "(the turn ended: locked; `turn unlock` unlocks turnd)");
+  cli_run_free(&r);
+
+  cli(unlock, "", &r); /* no PIN at all */
+  expect_output(&r, 1, "PIN: \n");
+  expect_in(r.err, "no PIN given");
+  cli_run_free(&r);
+  cli(unlock, "1111\n2468\n", &r);
+  expect_output(&r, 0, "PIN: \nPIN: \nturnd is unlocked\n");
+  expect_in(r.err, "; try again\n");
+  cli_run_free(&r);
+  run_cli(t.base_url, "x", NULL, NULL, &r);
+  expect_output(&r, 0, "hi\n");
+  cli_run_free(&r);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
 static int teardown(void **state) {
   harness_proxy_kill_all(state);
   return harness_kill_all(state);
@@ -251,6 +681,21 @@ int main(void) {
       cmocka_unit_test(test_cli_does_not_reattach_after_the_end),
       cmocka_unit_test(test_cli_reattaches_after_a_drop_mid_line),
       cmocka_unit_test(test_cli_keeps_reattaching_while_it_makes_progress),
+      cmocka_unit_test(test_cli_finds_the_token),
+      cmocka_unit_test(test_cli_without_a_token_says_how_to_pair),
+      cmocka_unit_test(test_cli_refuses_a_bad_token_file),
+      cmocka_unit_test(test_cli_pairs_with_a_code),
+      cmocka_unit_test(test_cli_pair_shows_too_many_attempts),
+      cmocka_unit_test(test_cli_gives_the_pin_for_a_step_up),
+      cmocka_unit_test(test_cli_shows_a_lockout),
+      cmocka_unit_test(test_cli_locks_and_unlocks),
   };
-  return cmocka_run_group_tests(tests, NULL, teardown);
+  /* The client's default token file lives here, never in the owner's home. */
+  snprintf(config_home, sizeof config_home, "/tmp/turn-cli-config-XXXXXX");
+  if (mkdtemp(config_home) == NULL) return 1;
+  setenv("XDG_CONFIG_HOME", config_home, 1);
+  unsetenv("TURN_TOKEN");
+  int failed = cmocka_run_group_tests(tests, NULL, teardown);
+  nftw(config_home, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+  return failed;
 }

@@ -136,13 +136,18 @@ static void test_daemon_stops_cleanly_on_sigint(void **state) {
 }
 
 /* The command line is a contract: a bad one stops turnd with status 2 before it
- * listens; a public address is refused while there is no way to pair devices. */
+ * listens. --no-auth is refused on any address but loopback: there is no way to
+ * turn auth off on a public address. */
 static void test_daemon_command_line(void **state) {
   (void)state;
   static const char *const bad[][5] = {
-      {"--listen", "0.0.0.0:0", NULL},
-      {"--listen", "[::]:0", NULL},
-      {"--listen", "192.168.1.10:8080", NULL},
+      {"--listen", "0.0.0.0:0", "--no-auth", NULL},
+      {"--no-auth", "--listen", "[::]:0", NULL},
+      {"--listen", "192.168.1.10:8080", "--no-auth", NULL},
+      {"--listen", "localhost.example.com:0", "--no-auth", NULL},
+      {"--step-up-effects", "a b", NULL},
+      {"--step-up-effects", ",", NULL},
+      {"--lock-after", "-1", NULL},
       {"--listen", "127.0.0.1", NULL},
       {"--listen", "127.0.0.1:70000", NULL},
       {"--retain", "-1", NULL},

@@ -273,10 +273,13 @@ static void test_limits_chunked_body_under_the_limit(void **state) {
   /* A turn of the demo model stops at its approval, so read just its head. */
   int fd = harness_connect(&t, 0);
   assert_true(fd >= 0);
-  static const char req[] = "POST /api/turns HTTP/1.1\r\nHost: x\r\n"
-                            "Transfer-Encoding: chunked\r\n\r\n"
-                            "5\r\n{\"tex\r\n4\r\nt\": \r\n5\r\n\"hi\"}\r\n0\r\n\r\n";
-  assert_int_equal(write(fd, req, sizeof req - 1), (ssize_t)(sizeof req - 1));
+  char req[256];
+  int req_len = snprintf(req, sizeof req,
+                         "POST /api/turns HTTP/1.1\r\nHost: x\r\n%s\r\n"
+                         "Transfer-Encoding: chunked\r\n\r\n"
+                         "5\r\n{\"tex\r\n4\r\nt\": \r\n5\r\n\"hi\"}\r\n0\r\n\r\n",
+                         t.auth_header);
+  assert_int_equal(write(fd, req, (size_t)req_len), req_len);
   char head[512] = "";
   size_t got = 0;
   while (got < sizeof head - 1 && strstr(head, "\"type\":\"turn\"") == NULL) {
@@ -388,12 +391,15 @@ static void test_limits_refused_after_a_kept_alive_request(void **state) {
   (void)state;
   struct turnd_proc t;
   assert_int_equal(harness_start(&t, NULL), 0);
-  static const char req[] = "GET /api/capabilities HTTP/1.1\r\nHost: x\r\n\r\n"
-                            "POST /api/turns HTTP/1.1\r\nHost: x\r\n"
-                            "Transfer-Encoding: chunked\r\n\r\n200000\r\n";
+  char req[512];
+  int n = snprintf(req, sizeof req,
+                   "GET /api/capabilities HTTP/1.1\r\nHost: x\r\n%s\r\n\r\n"
+                   "POST /api/turns HTTP/1.1\r\nHost: x\r\n"
+                   "Transfer-Encoding: chunked\r\n\r\n200000\r\n",
+                   t.auth_header);
   char *out;
   size_t out_len;
-  assert_int_equal(harness_exchange(&t, req, sizeof req - 1, &out, &out_len), 0);
+  assert_int_equal(harness_exchange(&t, req, (size_t)n, &out, &out_len), 0);
   struct raw_answer first, second;
   if (!parse_raw(out, out_len, &first)) fail_msg("no first answer: %.300s", out);
   assert_int_equal(first.status, 200);

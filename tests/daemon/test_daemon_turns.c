@@ -100,6 +100,10 @@ static void expect_status(const char *method, const char *u, const char *body,
   http_answer_free(&a);
 }
 
+/* Approving the demo's lamp needs the owner's PIN by default; these tests are
+ * about approvals and streams, the step-up has its own cases (tests/cases). */
+static const char *const no_step_up[] = {"--step-up-effects", "none", NULL};
+
 /* A script file in a fresh folder, and turnd started with it. */
 static void start_with_script(struct turnd_proc *t, const char *script,
                               const char *const *more) {
@@ -126,7 +130,7 @@ static void start_with_script(struct turnd_proc *t, const char *script,
 static void test_turns_demo_with_approval_and_reattach(void **state) {
   (void)state;
   struct turnd_proc t;
-  assert_int_equal(harness_start(&t, NULL), 0);
+  assert_int_equal(harness_start(&t, no_step_up), 0);
   char u[512];
   url(u, sizeof u, &t, "/api/turns");
   struct http_stream first;
@@ -291,7 +295,7 @@ static void test_turns_approval_rejected_and_timed_out(void **state) {
                                " \"on\": true}}}], [{\"text\": \"ok\"}]]}";
   /* The owner has the default 300 s to say no: no race with the clock. */
   struct turnd_proc t;
-  start_with_script(&t, script, NULL);
+  start_with_script(&t, script, no_step_up);
   char u[512];
   url(u, sizeof u, &t, "/api/turns");
   struct http_stream head;
@@ -313,7 +317,7 @@ static void test_turns_approval_rejected_and_timed_out(void **state) {
 
   /* Nobody answers: after --approval-timeout the decision is timeout. */
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
-  const char *more[] = {"--approval-timeout", "1", NULL};
+  const char *more[] = {"--approval-timeout", "1", "--step-up-effects", "none", NULL};
   start_with_script(&t, script, more);
   url(u, sizeof u, &t, "/api/turns");
   assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 0, &all), 0);
@@ -449,7 +453,7 @@ static size_t read_until(int fd, char *buf, size_t len, size_t cap, const char *
 static void test_turns_interrupted_by_sigterm(void **state) {
   (void)state;
   struct turnd_proc t;
-  assert_int_equal(harness_start(&t, NULL), 0);
+  assert_int_equal(harness_start(&t, no_step_up), 0);
   int fd = harness_connect(&t, 0);
   assert_true(fd >= 0);
   static const char body[] = "{\"text\": \"x\"}";
@@ -457,8 +461,8 @@ static void test_turns_interrupted_by_sigterm(void **state) {
   int n =
       snprintf(req, sizeof req,
                "POST /api/turns HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               "Content-Length: %zu\r\n\r\n%s",
-               sizeof body - 1, body);
+               "%s\r\nContent-Length: %zu\r\n\r\n%s",
+               t.auth_header, sizeof body - 1, body);
   assert_int_equal(write(fd, req, (size_t)n), n);
   static char buf[1 << 16];
   size_t len = read_until(fd, buf, 0, sizeof buf, "\"type\":\"approval\"");
@@ -526,8 +530,8 @@ static void test_turns_stuck_reader_costs_one_slice(void **state) {
   int hn =
       snprintf(head, sizeof head,
                "POST /api/turns HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               "Content-Length: %zu\r\n\r\n",
-               blen);
+               "%s\r\nContent-Length: %zu\r\n\r\n",
+               t.auth_header, blen);
   assert_int_equal(write(fd, head, (size_t)hn), hn);
   assert_int_equal(write(fd, body, blen), (ssize_t)blen);
   /* Only the start, for the turn's id; then this reader stops reading. */
@@ -601,7 +605,8 @@ static void test_turns_http10_reader_past_the_end(void **state) {
   int fd = harness_connect(&t, 0);
   assert_true(fd >= 0);
   char req[256];
-  int n = snprintf(req, sizeof req, "GET /api/turns/%s?after=100 HTTP/1.0\r\n\r\n", turn);
+  int n = snprintf(req, sizeof req, "GET /api/turns/%s?after=100 HTTP/1.0\r\n%s\r\n\r\n",
+                   turn, t.auth_header);
   assert_int_equal(write(fd, req, (size_t)n), n);
   static char buf[4096];
   read_until(fd, buf, 0, sizeof buf, "\r\n\r\n"); /* the status line: it is attached */
@@ -651,14 +656,15 @@ static void test_turns_approval_ids_and_late_answers(void **state) {
 static void test_turns_cli_asks_and_answers(void **state) {
   (void)state;
   struct turnd_proc t;
-  assert_int_equal(harness_start(&t, NULL), 0);
+  assert_int_equal(harness_start(&t, no_step_up), 0);
   static const char *const answers[] = {"y", "n"};
   static const char *const want[] = {"lamp_set: ok, desk lamp is on (simulated)",
                                      "lamp_set: rejected, the owner said no"};
   for (size_t i = 0; i < 2; i++) {
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "echo %s | %s --url %s 'lights please' 2>/dev/null",
-             answers[i], TURN_CLI_PATH, t.base_url);
+    snprintf(cmd, sizeof cmd,
+             "echo %s | TURN_TOKEN=%s %s --url %s 'lights please' 2>/dev/null",
+             answers[i], t.token, TURN_CLI_PATH, t.base_url);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     static char out[1 << 16];

@@ -29,6 +29,8 @@ struct rig {
   size_t n_messages;
   uint64_t await_ms; /* the wait of the last AGENT_AWAIT_MODEL */
   char ran[256];     /* the last AGENT_RUN_TOOL: the tool and its input */
+  char result[64];   /* the last tool_result: "STATUS/APPROVAL" */
+  char guard[64];    /* the last guard event's action */
 };
 
 static void rig_init(struct rig *r) {
@@ -96,6 +98,15 @@ static enum agent_action_kind pump(struct rig *r) {
       if (act.ev.type == TURN_EV_END)
         snprintf(r->last_text, sizeof r->last_text, "%s",
                  turn_stop_reason_name(act.ev.end.stop_reason));
+      if (act.ev.type == TURN_EV_TOOL_RESULT) {
+        const char *approval = turn_approval_name(act.ev.tool_result.approval);
+        snprintf(r->result, sizeof r->result, "%s/%s",
+                 turn_status_name(act.ev.tool_result.status),
+                 approval != NULL ? approval : "null");
+      }
+      if (act.ev.type == TURN_EV_GUARD)
+        snprintf(r->guard, sizeof r->guard, "%.*s", (int)act.ev.guard.action.len,
+                 act.ev.guard.action.p);
       break;
     }
     case AGENT_WAIT:
@@ -550,6 +561,94 @@ static void invalid_input_is_refused_before_anything_runs(void **state) {
   toolset_fini(&ts);
 }
 
+static const char *const physical[] = {"physical"};
+
+/* While the backend is locked, a tier-2 call does not run and nobody is asked:
+ * its result is rejected, with approval "locked", and the model is told. */
+static void locked_guard_refuses_tier_two_calls(void **state) {
+  (void)state;
+  struct toolset ts;
+  owner_tools(&ts);
+  struct agent_guard guard = {true, physical, 1};
+  struct rig r;
+  rig_init(&r);
+  agent_set_tools(&r.a, &ts);
+  agent_set_guard(&r.a, &guard);
+  pump(&r);
+  call_tool(&r, "c1", "clock", "{}");
+  call_tool(&r, "l1", "lamp_set", "{\"name\":\"desk\",\"on\":true}");
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_null(strstr(r.log, "approval"));
+  assert_string_equal(r.result, "rejected/locked");
+  assert_non_null(strstr(r.messages[2], "not run: the backend is locked"));
+  assert_non_null(strstr(r.log, "tool_result tool_result")); /* the clock ran */
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  rig_fini(&r);
+  toolset_fini(&ts);
+}
+
+/* A turn whose model asks for the lamp (tier 2, physical) under guard, up to
+ * the approval that waits for the owner. */
+static void lamp_waits_for_the_owner(struct rig *r, struct toolset *ts,
+                                     const struct agent_guard *guard) {
+  owner_tools(ts);
+  rig_init(r);
+  agent_set_tools(&r->a, ts);
+  agent_set_guard(&r->a, guard);
+  pump(r);
+  call_tool(r, "l1", "lamp_set", "{\"name\":\"desk\",\"on\":true}");
+  feed(r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(r), AGENT_AWAIT);
+}
+
+/* A call whose effect needs the step-up: the guard asks right after the
+ * approval, a plain approve is refused, a failed step-up leaves it waiting, and
+ * the one that passes approves it. */
+static void step_up_comes_between_approval_and_decision(void **state) {
+  (void)state;
+  struct toolset ts;
+  struct agent_guard guard = {false, physical, 1};
+  struct rig r;
+  lamp_waits_for_the_owner(&r, &ts, &guard);
+  assert_string_equal(r.guard, "step_up");
+  const char *req = "t-1.a1";
+  assert_int_equal(agent_approval_of(&r.a, req, r.now), AGENT_APPROVAL_STEP_UP);
+  assert_int_equal(agent_approval_of(&r.a, "t-1.a2", r.now), AGENT_APPROVAL_UNKNOWN);
+  assert_int_equal(agent_decide(&r.a, req, TURN_DECISION_APPROVED, r.now), -1);
+  assert_int_equal(agent_step_up(&r.a, req, false, r.now), 0);
+  assert_int_equal(pump(&r), AGENT_AWAIT);
+  assert_string_equal(r.guard, "failed");
+  assert_int_equal(agent_step_up(&r.a, req, true, r.now), 0);
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_string_equal(r.guard, "passed");
+  assert_string_equal(r.result, "ok/approved");
+  assert_non_null(
+      strstr(r.log, "approval guard guard guard approval_decided tool_result"));
+  assert_int_equal(agent_step_up(&r.a, req, true, r.now), -1); /* over */
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  rig_fini(&r);
+  toolset_fini(&ts);
+}
+
+/* Rejecting never needs the step-up. */
+static void rejecting_needs_no_step_up(void **state) {
+  (void)state;
+  struct toolset ts;
+  struct agent_guard guard = {false, physical, 1};
+  struct rig r;
+  lamp_waits_for_the_owner(&r, &ts, &guard);
+  assert_int_equal(agent_decide(&r.a, "t-1.a1", TURN_DECISION_REJECTED, r.now), 0);
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_string_equal(r.result, "rejected/rejected");
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  rig_fini(&r);
+  toolset_fini(&ts);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(text_reply_ends_the_turn),
@@ -566,6 +665,9 @@ int main(void) {
       cmocka_unit_test(model_call_cap_ends_the_turn),
       cmocka_unit_test(owner_tool_runs_in_the_shell),
       cmocka_unit_test(invalid_input_is_refused_before_anything_runs),
+      cmocka_unit_test(locked_guard_refuses_tier_two_calls),
+      cmocka_unit_test(step_up_comes_between_approval_and_decision),
+      cmocka_unit_test(rejecting_needs_no_step_up),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

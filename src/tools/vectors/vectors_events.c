@@ -183,8 +183,15 @@ static void make_events(void) {
   ev.guard.request = (turn_str){NULL, 0};
   ev.guard.message = S("The backend is locked.");
   add_event(&ev);
+  /* A step-up as turnd streams it: asked, a wrong PIN, the right one. */
   ev.guard.action = S("step_up");
   ev.guard.request = S("a1");
+  ev.guard.message = S("Approving this needs your PIN.");
+  add_event(&ev);
+  ev.guard.action = S("failed");
+  ev.guard.message = S("Wrong PIN.");
+  add_event(&ev);
+  ev.guard.action = S("passed");
   ev.guard.message = (turn_str){NULL, 0};
   add_event(&ev);
 

@@ -153,6 +153,11 @@ static void make_streams(void) {
             L_APPROVAL(3, "a1", "lamp_set"), L_GUARD(4, "step_up"), L_GUARD(5, "passed"),
             L_DECIDED(6, "a1", "approved"),
             L_RESULT(7, "u1", "lamp_set", "ok", "\"approved\""), L_END(8, "end_turn"));
+  STREAM_OK("a step-up with a wrong PIN first", L_TURN, L_USE(1, "u1", "lamp_set", 2),
+            L_INPUT(2, "u1", "lamp_set"), L_APPROVAL(3, "a1", "lamp_set"),
+            L_GUARD(4, "step_up"), L_GUARD(5, "failed"), L_GUARD(6, "passed"),
+            L_DECIDED(7, "a1", "approved"),
+            L_RESULT(8, "u1", "lamp_set", "ok", "\"approved\""), L_END(9, "end_turn"));
   STREAM_OK("an approval that times out", L_TURN, L_USE(1, "u1", "lamp_set", 2),
             L_INPUT(2, "u1", "lamp_set"), L_APPROVAL(3, "a1", "lamp_set"),
             L_DECIDED(4, "a1", "timeout"),

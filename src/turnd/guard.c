@@ -1,0 +1,112 @@
+/* The owner guard; see guard.h. */
+#include "guard.h"
+
+#include "auth_db.h"
+#include "credential.h"
+#include "daemon.h"
+#include "pin_check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Splits --step-up-effects ("physical,money", or "none") into the view. */
+static int split_effects(struct guard *g, const char *spec) {
+  g->view.step_up_effects = g->effect_list;
+  g->view.n_step_up_effects = 0;
+  if (strcmp(spec, "none") == 0) return 0;
+  g->effects = strdup(spec);
+  if (g->effects == NULL) return -1;
+  for (char *save = NULL, *e = strtok_r(g->effects, ",", &save); e != NULL;
+       e = strtok_r(NULL, ",", &save)) {
+    if (g->view.n_step_up_effects == GUARD_EFFECTS_MAX) return -1;
+    g->effect_list[g->view.n_step_up_effects++] = e;
+  }
+  return 0;
+}
+
+int guard_start(struct turnd *d) {
+  struct guard *g = &d->guard;
+  char value[8];
+  int locked = auth_db_get(d->auth.db, "locked", value, sizeof value);
+  if (locked < 0 || split_effects(g, d->opt->step_up_effects) != 0) {
+    fprintf(stderr, "turnd: cannot read the guard's state\n");
+    return -1;
+  }
+  g->view.locked = locked == 1 && strcmp(value, "1") == 0;
+  if (d->opt->lock_after_s > 0 && guard_pin_set(d) != 1) {
+    fprintf(stderr,
+            "turnd: --lock-after needs a PIN to unlock with: set one with "
+            "`turnd set-pin --data %s` first\n",
+            d->opt->data_dir);
+    return -1;
+  }
+  return 0;
+}
+
+void guard_stop(struct turnd *d) {
+  struct guard *g = &d->guard;
+  if (g->check != NULL) { /* its waiter is told, and frees what it holds */
+    pin_check_abandon(g->check);
+    g->cb(g->cb_ctx, GUARD_PIN_FAILED);
+  }
+  free(g->effects);
+  memset(g, 0, sizeof *g);
+}
+
+int guard_pin_set(struct turnd *d) {
+  char hash[CREDENTIAL_PIN_HASH_CAP];
+  return auth_db_get(d->auth.db, "pin", hash, sizeof hash);
+}
+
+int guard_lock(struct turnd *d) {
+  if (auth_db_set(d->auth.db, "locked", "1") != 0) return -1;
+  d->guard.view.locked = true;
+  return 0;
+}
+
+int guard_unlock(struct turnd *d) {
+  if (auth_db_set(d->auth.db, "locked", NULL) != 0) return -1;
+  d->guard.view.locked = false;
+  return 0;
+}
+
+void guard_tick(struct turnd *d, uint64_t now_ms) {
+  uint32_t after = d->opt->lock_after_s;
+  if (after == 0 || d->guard.view.locked) return;
+  if (now_ms - d->auth.owner_active_ms >= (uint64_t)after * 1000) guard_lock(d);
+}
+
+/* The thread's answer: counted here, before the caller hears it. */
+static void on_checked(void *ctx, bool match) {
+  struct turnd *d = ctx;
+  struct guard *g = &d->guard;
+  g->check = NULL;
+  if (match) {
+    g->failures = 0;
+  } else if (++g->failures >= GUARD_FAILURES_MAX) {
+    /* Someone guesses: nobody may try for a while, and nothing runs meanwhile. */
+    g->failures = 0;
+    g->lockout_until_ms = turnd_now_ms() + GUARD_LOCKOUT_S * 1000ull;
+    guard_lock(d);
+  }
+  g->cb(g->cb_ctx, match ? GUARD_PIN_OK : GUARD_PIN_WRONG);
+}
+
+enum guard_pin guard_check_pin(struct turnd *d, const char *pin, size_t len,
+                               guard_pin_cb *cb, void *ctx, unsigned *retry_s) {
+  struct guard *g = &d->guard;
+  uint64_t now = turnd_now_ms();
+  if (now < g->lockout_until_ms) {
+    *retry_s = (unsigned)((g->lockout_until_ms - now + 999) / 1000);
+    return GUARD_PIN_LOCKED_OUT;
+  }
+  if (g->check != NULL) return GUARD_PIN_BUSY;
+  char stored[CREDENTIAL_PIN_HASH_CAP];
+  int set = auth_db_get(d->auth.db, "pin", stored, sizeof stored);
+  if (set <= 0) return set == 0 ? GUARD_PIN_NOT_SET : GUARD_PIN_FAILED;
+  g->cb = cb;
+  g->cb_ctx = ctx;
+  g->check = pin_check_start(d->base, stored, pin, len, on_checked, d);
+  return g->check != NULL ? GUARD_PIN_OK : GUARD_PIN_FAILED;
+}
