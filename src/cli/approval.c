@@ -16,12 +16,13 @@
 static const char approved[] = "{\"decision\":\"approved\"}";
 static const char rejected[] = "{\"decision\":\"rejected\"}";
 
-/* A locked turnd approves nothing, so the call the owner said yes to stays open:
- * say what becomes of it rather than leave the owner watching a turn that does
- * not move. (A no would be taken, but it is not what the owner asked for.) */
-static void explain_locked(void) {
-  fprintf(stderr, "  The call waits until turnd is unlocked (`turn unlock`) and it is\n"
-                  "  answered, or until it expires.\n");
+/* turnd could not take the yes now (locked, locked out, no answer), so the call
+ * the owner said yes to stays open: say what becomes of it rather than leave the
+ * owner watching a turn that does not move. (A no would be taken, but it is not
+ * what the owner asked for.) */
+static void explain_waiting(void) {
+  fprintf(stderr, "  The call waits until it is answered (after `turn unlock` if turnd\n"
+                  "  is locked), or until it expires.\n");
 }
 
 /* Posts a decision without a PIN. Returns the status; code gets turnd's error
@@ -35,7 +36,7 @@ static long post_decision(const struct http_server *s, const char *path, const c
   bool ok = status >= 200 && status < 300;
   if (!ok && !(status == 403 && strcmp(code, "step_up_required") == 0)) {
     http_report_answer(s, "the answer", &a);
-    if (status == 423) explain_locked();
+    if (status == 423) explain_waiting();
   }
   http_answer_fini(&a);
   return status;
@@ -49,8 +50,8 @@ static void step_up(const struct http_server *s, const char *path) {
       body != NULL ? guard_post_with_pin(s, path, body, "the approval") : GUARD_REFUSED;
   json_decref(body);
   if (rc == GUARD_TAKEN) return;
-  if (rc == GUARD_LOCKED) {
-    explain_locked();
+  if (rc == GUARD_WAITING) {
+    explain_waiting();
     return;
   }
   fprintf(stderr, "turn: not approved; answering no so that the turn goes on\n");

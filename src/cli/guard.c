@@ -1,6 +1,7 @@
-/* See guard.h. A wrong PIN is worth another try; anything else turnd says about
- * it (locked out after five in a row, locked, no PIN set) is final here, since
- * asking again could only add to the count that locks the backend. */
+/* See guard.h. A wrong PIN is worth another try, and a busy check the same PIN
+ * again; anything else turnd says about it (locked out after five in a row,
+ * locked, no PIN set) is final here, since asking again could only add to the
+ * count that locks the backend. */
 #include "guard.h"
 
 #include "pin.h"
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ANSWER_MAX (64u << 10) /* bytes: turnd's answers here are a short error */
 
@@ -37,17 +39,26 @@ int guard_post_with_pin(const struct http_server *s, const char *path, json_t *b
       fprintf(stderr, "turn: no PIN given\n");
       break;
     }
-    long status = post_once(s, path, body, pin, &a);
+    char code[64], message[256];
+    long status = 0;
+    for (int busy = 0; busy < GUARD_BUSY_TRIES; busy++) {
+      if (busy > 0) sleep(1);
+      status = post_once(s, path, body, pin, &a);
+      http_error_part(&a, "code", code, sizeof code);
+      if (status != 429 || strcmp(code, "step_up_busy") != 0) break;
+    }
     secret_wipe(pin, sizeof pin);
     if (status >= 200 && status < 300) {
       rc = GUARD_TAKEN;
       break;
     }
-    char code[64], message[256];
-    http_error_part(&a, "code", code, sizeof code);
     if (status != 403 || strcmp(code, "pin_wrong") != 0) {
       http_report_answer(s, doing, &a);
-      rc = status == 423 ? GUARD_LOCKED : GUARD_REFUSED;
+      /* Only what the owner can change (no PIN set) ends it with a no; the rest
+       * leaves the request as it was. */
+      bool final = (status == 409 && strcmp(code, "pin_not_set") == 0) ||
+                   (status == 403 && strcmp(code, "step_up_required") == 0);
+      rc = final ? GUARD_REFUSED : GUARD_WAITING;
       break;
     }
     http_error_part(&a, "message", message, sizeof message);

@@ -201,7 +201,7 @@ int admin_main(int argc, char **argv) {
     return 1;
   }
   char err[256];
-  struct auth_db *db = auth_db_open(a.data_dir, err, sizeof err);
+  struct auth_db *db = auth_db_open(a.data_dir, 2000, err, sizeof err);
   if (db == NULL) {
     fprintf(stderr, "turnd: %s\n", err);
     return 1;

@@ -17,9 +17,12 @@
 
 #define PAIR_WRONG_MAX 5     /* wrong codes per minute before pairing waits */
 #define PAIR_WINDOW_MS 60000 /* ... that minute */
-#define SEEN_EVERY_MS                                              \
-  60000 /* a device's last-seen time is written at most this often \
-         */
+/* A device's last-seen time is written at most this often. */
+#define SEEN_EVERY_MS 60000
+/* How long the loop's rare writes (a pairing, a lock, a last-seen time) wait
+ * for an admin command's transaction, which takes well under this; a write
+ * that still finds auth.db busy fails (a last-seen time is tried again). */
+#define AUTH_BUSY_MS 50
 
 struct loading {
   struct auth_device *devices;
@@ -51,8 +54,8 @@ static int load_one(void *ctx, int64_t id, const char *name,
 }
 
 /* Reads the devices anew. On failure the old list stays: a database hiccup must
- * not lock the owner out (nor let a revoked device in: a failed reload is said,
- * and the next request or poll tries again). */
+ * not lock the owner out. Nor may it let a revoked device in: the change stays
+ * unseen, so the next request or poll reads again. */
 static int reload(struct auth *a) {
   struct loading l = {0};
   if (auth_db_devices_each(a->db, load_one, &l) != 0 || l.failed) {
@@ -74,7 +77,11 @@ static bool keep_follower(void *ctx, int64_t device) {
 static void refresh(struct turnd *d) {
   struct auth *a = &d->auth;
   if (auth_db_changed(a->db) != 1) return;
-  if (reload(a) == 0) run_drop_followers(d, keep_follower, d);
+  if (reload(a) != 0) {
+    auth_db_change_missed(a->db);
+    return;
+  }
+  run_drop_followers(d, keep_follower, d);
 }
 
 static void on_poll(evutil_socket_t fd, short what, void *arg) {
@@ -93,7 +100,7 @@ int auth_start(struct turnd *d, const char *url) {
     fprintf(stderr, "turnd: libsodium cannot start\n");
     return -1;
   }
-  a->db = auth_db_open(d->opt->data_dir, err, sizeof err);
+  a->db = auth_db_open(d->opt->data_dir, AUTH_BUSY_MS, err, sizeof err);
   if (a->db == NULL) {
     fprintf(stderr, "turnd: %s\n", err);
     return -1;

@@ -42,21 +42,30 @@ static int exec(struct auth_db *db, const char *sql) {
   return sqlite3_exec(db->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
 }
 
-static int migrate(struct auth_db *db, char *err, size_t cap) {
+static int user_version(struct auth_db *db) {
   sqlite3_stmt *s;
   int v = -1;
   if (sqlite3_prepare_v2(db->db, "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK) {
     if (sqlite3_step(s) == SQLITE_ROW) v = sqlite3_column_int(s, 0);
     sqlite3_finalize(s);
   }
+  return v;
+}
+
+static int migrate(struct auth_db *db, char *err, size_t cap) {
+  if (user_version(db) == SCHEMA_VERSION) return 0;
+  /* The version again inside the write transaction: two processes that open a
+   * new folder at once (turnd starting, a script running `turnd pair`) both
+   * see 0 before it, and only the first may migrate. */
+  if (exec(db, "BEGIN IMMEDIATE") != 0) goto failed;
+  int v = user_version(db);
   if (v < 0 || v > SCHEMA_VERSION) {
-    snprintf(err, cap,
+    snprintf(err, cap, "%s",
              v < 0 ? "cannot read auth.db's schema version"
                    : "auth.db was written by a newer turnd");
+    exec(db, "ROLLBACK");
     return -1;
   }
-  if (v == SCHEMA_VERSION) return 0;
-  if (exec(db, "BEGIN IMMEDIATE") != 0) goto failed;
   for (; v < SCHEMA_VERSION; v++)
     if (exec(db, migrations[v]) != 0) goto failed;
   char sql[64];
@@ -69,7 +78,20 @@ failed:
   return -1;
 }
 
-struct auth_db *auth_db_open(const char *dir, char *err, size_t cap) {
+/* Switches to WAL. Another process switching at the same moment makes this
+ * fail with "locked" without a busy handler's wait, so it is retried for up to
+ * about a second; it runs only when the database is opened. */
+static int use_wal(struct auth_db *db) {
+  for (int tries = 0; tries < 50; tries++) {
+    if (exec(db, "PRAGMA journal_mode = WAL") == 0) return 0;
+    int code = sqlite3_errcode(db->db);
+    if (code != SQLITE_BUSY && code != SQLITE_LOCKED) return -1;
+    sqlite3_sleep(20);
+  }
+  return -1;
+}
+
+struct auth_db *auth_db_open(const char *dir, int busy_ms, char *err, size_t cap) {
   err[0] = '\0';
   char path[4096];
   if ((size_t)snprintf(path, sizeof path, "%s/auth.db", dir) >= sizeof path) {
@@ -97,8 +119,8 @@ struct auth_db *auth_db_open(const char *dir, char *err, size_t cap) {
   }
   /* Writers hold the lock for a moment only (one small transaction each). */
   sqlite3_busy_timeout(db->db, 2000);
-  if (exec(db, "PRAGMA journal_mode = WAL") != 0 ||
-      exec(db, "PRAGMA synchronous = FULL") != 0 || migrate(db, err, cap) != 0 ||
+  if (use_wal(db) != 0 || exec(db, "PRAGMA synchronous = FULL") != 0 ||
+      migrate(db, err, cap) != 0 ||
       sqlite3_prepare_v2(db->db, "PRAGMA data_version", -1, &db->data_version, NULL) !=
           SQLITE_OK) {
     if (err[0] == '\0')
@@ -106,6 +128,7 @@ struct auth_db *auth_db_open(const char *dir, char *err, size_t cap) {
     auth_db_close(db);
     return NULL;
   }
+  sqlite3_busy_timeout(db->db, busy_ms);
   return db;
 }
 
@@ -261,6 +284,10 @@ int auth_db_set(struct auth_db *db, const char *name, const char *value) {
   sqlite3_bind_text(s, 1, name, -1, SQLITE_TRANSIENT);
   if (value != NULL) sqlite3_bind_text(s, 2, value, -1, SQLITE_TRANSIENT);
   return run(s) == SQLITE_DONE ? 0 : fail(db, "write a setting");
+}
+
+void auth_db_change_missed(struct auth_db *db) {
+  db->last_version = -1;
 }
 
 int auth_db_changed(struct auth_db *db) {

@@ -18,8 +18,10 @@
 struct auth_db;
 
 /* Opens or creates DIR/auth.db (mode 0600) and brings its schema up to date.
- * Returns it, or NULL with the reason in err[0..cap). */
-struct auth_db *auth_db_open(const char *dir, char *err, size_t cap);
+ * After that, a write waits at most busy_ms for another process's (turnd's
+ * loop must not wait long; an admin command may). Returns it, or NULL with the
+ * reason in err[0..cap). */
+struct auth_db *auth_db_open(const char *dir, int busy_ms, char *err, size_t cap);
 void auth_db_close(struct auth_db *db); /* accepts NULL */
 
 /* Every function below returns -1 when the database fails (said on stderr,
@@ -66,5 +68,8 @@ int auth_db_set(struct auth_db *db, const char *name, const char *value);
 /* 1 when another connection (an admin command) committed since the last call
  * (the first call says 1), 0 when not. */
 int auth_db_changed(struct auth_db *db);
+/* The change just seen could not be taken in: the next auth_db_changed says 1
+ * again. */
+void auth_db_change_missed(struct auth_db *db);
 
 #endif

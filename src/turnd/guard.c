@@ -34,6 +34,11 @@ int guard_start(struct turnd *d) {
     return -1;
   }
   g->view.locked = locked == 1 && strcmp(value, "1") == 0;
+  if (g->view.n_step_up_effects > 0 && guard_pin_set(d) == 0)
+    fprintf(stderr,
+            "turnd: no PIN is set: approving a call whose effect needs the step-up "
+            "(--step-up-effects %s) is refused until `turnd set-pin --data %s`\n",
+            d->opt->step_up_effects, d->opt->data_dir);
   if (d->opt->lock_after_s > 0 && guard_pin_set(d) != 1) {
     fprintf(stderr,
             "turnd: --lock-after needs a PIN to unlock with: set one with "
@@ -44,12 +49,17 @@ int guard_start(struct turnd *d) {
   return 0;
 }
 
+void guard_abandon_check(struct turnd *d) {
+  struct guard *g = &d->guard;
+  if (g->check == NULL) return;
+  pin_check_abandon(g->check); /* joins the thread: a tenth of a second at most */
+  g->check = NULL;
+  g->cb(g->cb_ctx, GUARD_PIN_FAILED); /* the waiter answers and frees itself */
+}
+
 void guard_stop(struct turnd *d) {
   struct guard *g = &d->guard;
-  if (g->check != NULL) { /* its waiter is told, and frees what it holds */
-    pin_check_abandon(g->check);
-    g->cb(g->cb_ctx, GUARD_PIN_FAILED);
-  }
+  guard_abandon_check(d);
   free(g->effects);
   memset(g, 0, sizeof *g);
 }

@@ -50,7 +50,10 @@ struct guard {
 /* Reads the guard's state from auth.db (auth_start first). Returns 0 or -1 with
  * a message on stderr. */
 int guard_start(struct turnd *d);
-void guard_stop(struct turnd *d);
+/* turnd is stopping: a PIN check in flight is abandoned and its caller told
+ * (GUARD_PIN_FAILED) while the loop can still send the answer. */
+void guard_abandon_check(struct turnd *d);
+void guard_stop(struct turnd *d); /* abandons the check too, if still there */
 
 /* Whether a PIN was set (`turnd set-pin`): 1, 0, or -1 when auth.db fails. */
 int guard_pin_set(struct turnd *d);

@@ -105,7 +105,7 @@ void route_turn_follow(struct server *s, struct evhttp_request *req,
     return;
   }
   int rc = r != NULL ? run_follow(r, req, next, s->device)
-                     : replay_start(s->d, req, params[0], next);
+                     : replay_start(s->d, req, params[0], next, s->device);
   if (rc != 0) http_error_send(req, HTTP_E_INTERNAL);
 }
 

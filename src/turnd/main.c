@@ -25,6 +25,7 @@ static void on_stop_signal(evutil_socket_t sig, short events, void *arg) {
   (void)events;
   struct turnd *d = arg;
   run_interrupt_all(d);
+  guard_abandon_check(d);
   struct timeval drain = {0, 200 * 1000};
   event_base_loopexit(d->base, &drain);
 }
@@ -230,7 +231,7 @@ int main(int argc, char **argv) {
   event_free(sigterm);
   event_free(sigint);
   run_free_all(&d); /* running turns end as interrupted */
-  guard_stop(&d);   /* a PIN check in flight is answered before the server goes */
+  guard_stop(&d);
   server_stop(&srv);
   auth_stop(&d);
   persist_stop(&d); /* after the runs: their last events are committed */

@@ -3,6 +3,7 @@
  * store is never read for more than about REPLAY_SLICE bytes at a time. */
 #include "replay.h"
 
+#include "auth.h"
 #include "daemon.h"
 #include "http_reply.h"
 #include "store.h"
@@ -20,6 +21,7 @@ struct replay {
   struct evhttp_connection *conn; /* req's connection: its close ends us */
   char turn[64];
   uint64_t next_seq; /* first seq not yet sent */
+  int64_t device;    /* the paired device reading: unpaired, it gets no more */
 };
 
 struct slice {
@@ -81,10 +83,12 @@ int replay_slice(struct turnd *d, const char *turn, uint64_t *next_seq, uint64_t
 /* Sends the next slice, or ends the answer when there is none. */
 static void replay_next(struct replay *rp) {
   struct evbuffer *out = evbuffer_new();
-  if (out == NULL || replay_slice(rp->d, rp->turn, &rp->next_seq, UINT64_MAX, out) != 0 ||
+  if (out == NULL || !auth_device_paired(rp->d, rp->device) ||
+      replay_slice(rp->d, rp->turn, &rp->next_seq, UINT64_MAX, out) != 0 ||
       evbuffer_get_length(out) == 0) {
-    /* The end, or a store that cannot be read: the reader sees the stream stop
-     * short of its end event and may come back. */
+    /* The end, a store that cannot be read, or a device unpaired meanwhile:
+     * the reader sees the stream stop short of its end event and may come
+     * back (and then gets 401). */
     if (out != NULL) evbuffer_free(out);
     struct evhttp_request *req = rp->req;
     replay_free(rp); /* first: ending an HTTP/1.0 answer may close at once */
@@ -101,7 +105,7 @@ static void on_written(struct evhttp_connection *conn, void *arg) {
 }
 
 int replay_start(struct turnd *d, struct evhttp_request *req, const char *turn,
-                 uint64_t next_seq) {
+                 uint64_t next_seq, int64_t device) {
   struct replay *rp = calloc(1, sizeof *rp);
   if (rp == NULL || strlen(turn) >= sizeof rp->turn) {
     free(rp);
@@ -112,6 +116,7 @@ int replay_start(struct turnd *d, struct evhttp_request *req, const char *turn,
   rp->conn = evhttp_request_get_connection(req);
   memcpy(rp->turn, turn, strlen(turn) + 1);
   rp->next_seq = next_seq;
+  rp->device = device;
   evhttp_connection_set_closecb(rp->conn, on_close, rp);
   http_stream_start(req);
   replay_next(rp);

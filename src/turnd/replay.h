@@ -11,9 +11,10 @@ struct evbuffer;
 struct evhttp_request;
 
 /* Streams the recorded events of turn from seq next_seq on, then ends the
- * answer. Returns 0, or -1 (req not answered yet: the caller sends the error). */
+ * answer, for the paired device `device`: unpaired, it gets no further slice.
+ * Returns 0, or -1 (req not answered yet: the caller sends the error). */
 int replay_start(struct turnd *d, struct evhttp_request *req, const char *turn,
-                 uint64_t next_seq);
+                 uint64_t next_seq, int64_t device);
 
 /* Appends to out the recorded lines of turn from seq *next_seq on, up to about a
  * slice (64 KiB) and before stop_seq, and advances *next_seq past them. Also

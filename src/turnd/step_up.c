@@ -13,30 +13,30 @@
 
 struct step_up_wait {
   struct turnd *d;
-  struct evhttp_request *req;     /* NULL once the client left */
-  struct evhttp_connection *conn; /* req's; its close callback is ours meanwhile */
+  struct evhttp_request *req;     /* answered (which frees it) in finish() */
+  struct evhttp_connection *conn; /* req's, NULL once closed; its close callback
+                                     is ours meanwhile */
   enum step_up_goal goal;
   char request[64]; /* STEP_UP_APPROVE: the approval */
 };
 
+/* The client left. libevent 2.1 leaves an unanswered request to its owner (see
+ * run.c): answering it in finish() is what frees it. */
 static void on_close(struct evhttp_connection *conn, void *arg) {
   (void)conn;
   struct step_up_wait *w = arg;
-  w->req = NULL; /* libevent frees it with the connection */
   w->conn = NULL;
 }
 
 /* Answers 204, or the error e when ok is false (when the client is still
  * there), and frees w. */
 static void finish(struct step_up_wait *w, bool ok, enum http_error e, unsigned retry_s) {
-  if (w->req != NULL) {
-    if (w->conn != NULL) evhttp_connection_set_closecb(w->conn, NULL, NULL);
-    if (ok) {
-      evhttp_send_reply(w->req, 204, "No Content", NULL);
-    } else {
-      if (retry_s > 0) http_reply_retry_after(w->req, retry_s);
-      http_error_send(w->req, e);
-    }
+  if (w->conn != NULL) evhttp_connection_set_closecb(w->conn, NULL, NULL);
+  if (ok) {
+    evhttp_send_reply(w->req, 204, "No Content", NULL);
+  } else {
+    if (retry_s > 0) http_reply_retry_after(w->req, retry_s);
+    http_error_send(w->req, e);
   }
   free(w);
 }
@@ -46,6 +46,9 @@ static void on_checked(void *ctx, enum guard_pin result) {
   bool passed = result == GUARD_PIN_OK;
   if (result != GUARD_PIN_OK && result != GUARD_PIN_WRONG) {
     finish(w, false, HTTP_E_INTERNAL, 0);
+  } else if (w->goal == STEP_UP_APPROVE && passed && w->d->guard.view.locked) {
+    /* Locked while the PIN was checked: nothing is approved; the call waits. */
+    finish(w, false, HTTP_E_LOCKED, 0);
   } else if (w->goal == STEP_UP_APPROVE) {
     /* The agent emits the guard event and, when it passed, approves. */
     struct run *r = run_of_request(w->d, w->request);

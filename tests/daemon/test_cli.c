@@ -611,7 +611,7 @@ static void test_cli_shows_a_lockout(void **state) {
   assert_int_equal(r.status, 0);
   expect_in(r.err, "; try again\n");
   expect_in(r.err, "the approval failed: turnd answered HTTP 423 locked: ");
-  expect_in(r.err, "The call waits until turnd is unlocked");
+  expect_in(r.err, "The call waits until it is answered");
   assert_null(strstr(r.err, "giving up"));    /* no third PIN: it could not help */
   assert_null(strstr(r.err, "answering no")); /* turnd would refuse it as well */
   cli_run_free(&r);

@@ -11,7 +11,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -164,6 +166,46 @@ static void test_daemon_command_line(void **state) {
   assert_int_equal(harness_run(help), 0);
 }
 
+/* Review finding: admin commands that opened a new data folder at the same
+ * moment raced to create auth.db's tables, and most of them failed. Eight
+ * pairings at once on a new folder must all succeed. */
+static void test_daemon_admin_commands_at_once_on_a_new_folder(void **state) {
+  (void)state;
+  char dir[] = "/tmp/turnd-admin-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  pid_t kids[8];
+  for (int i = 0; i < 8; i++) {
+    kids[i] = fork();
+    assert_true(kids[i] >= 0);
+    if (kids[i] == 0) {
+      char name[16], token[80];
+      snprintf(name, sizeof name, "device-%d", i);
+      const char *args[] = {"pair", "--data", dir, "--name", name, NULL};
+      _exit(harness_run_line(args, NULL, token, sizeof token) == 0 &&
+                    strncmp(token, "turnd_", 6) == 0
+                ? 0
+                : 1);
+    }
+  }
+  for (int i = 0; i < 8; i++) {
+    int status;
+    assert_int_equal(waitpid(kids[i], &status, 0), kids[i]);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  char cmd[256];
+  snprintf(cmd, sizeof cmd, "%s devices --data %s", TURND_PATH, dir);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  char line[256];
+  int lines = 0;
+  while (fgets(line, sizeof line, p) != NULL)
+    lines++;
+  assert_int_equal(pclose(p), 0);
+  assert_int_equal(lines, 1 + 8); /* the header, then each device */
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* --data is made when missing, parents included. */
 static void test_daemon_makes_its_data_folder(void **state) {
   (void)state;
@@ -195,6 +237,7 @@ int main(void) {
       cmocka_unit_test(test_daemon_stops_cleanly_on_sigint),
       cmocka_unit_test(test_daemon_command_line),
       cmocka_unit_test(test_daemon_makes_its_data_folder),
+      cmocka_unit_test(test_daemon_admin_commands_at_once_on_a_new_folder),
   };
   return cmocka_run_group_tests(tests, NULL, harness_kill_all);
 }

@@ -28,7 +28,7 @@ static int setup(void **state) {
   snprintf(fx->dir, sizeof fx->dir, "/tmp/turnd-auth-XXXXXX");
   if (mkdtemp(fx->dir) == NULL) return -1;
   char err[256];
-  fx->db = auth_db_open(fx->dir, err, sizeof err);
+  fx->db = auth_db_open(fx->dir, 2000, err, sizeof err);
   *state = fx;
   return fx->db != NULL ? 0 : -1;
 }
@@ -140,7 +140,7 @@ static void test_auth_db_changed_by_another(void **state) {
   assert_int_equal(auth_db_set(fx->db, "url", "http://127.0.0.1:1"), 0);
   assert_int_equal(auth_db_changed(fx->db), 0);
   char err[256];
-  struct auth_db *admin = auth_db_open(fx->dir, err, sizeof err);
+  struct auth_db *admin = auth_db_open(fx->dir, 2000, err, sizeof err);
   assert_non_null(admin);
   assert_int_equal(auth_db_device_remove(admin, "nobody"), 1); /* nothing written */
   unsigned char h[CREDENTIAL_HASH_LEN];
