@@ -3,7 +3,7 @@
  * SCHEMA_MAX_DEPTH, and every node visited costs a step out of SCHEMA_MAX_STEPS.
  * Error texts are built only from the schema and from indexes: no byte of the
  * value is ever copied into them. */
-#include "schema.h"
+#include "schema_impl.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,284 +12,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* jansson's iterators take a non-const object but never modify it. */
-static json_t *mut(const json_t *j) {
-  return (json_t *)j;
-}
-
-/* ---- Bounded text ------------------------------------------------------- */
-
-/* Text into a fixed buffer. Invariant: len <= cap; len == cap means it was cut
- * (ends in "...") and takes no more; otherwise p[len] == '\0'. */
-struct text {
-  char *p;
-  size_t cap;
-  size_t len;
-};
-
-static void text_init(struct text *t, char *p, size_t cap) {
-  t->p = p;
-  t->cap = cap;
-  t->len = 0;
-  if (cap > 0) p[0] = '\0';
-}
-
-static bool utf8_continuation(char ch) {
-  return ((unsigned char)ch & 0xc0) == 0x80;
-}
-
-/* Appends s[0..n). Control bytes become '?', so a schema's key cannot break a
- * log line. A cut ends in "...", taking back earlier text if the buffer is
- * already full, and never splits a UTF-8 sequence. */
-static void text_put(struct text *t, const char *s, size_t n) {
-  if (t->len >= t->cap) return;
-  size_t room = t->cap - 1 - t->len;
-  bool cut = n > room;
-  if (cut) {
-    n = room >= 3 ? room - 3 : 0;
-    while (n > 0 && utf8_continuation(s[n]))
-      n--;
-  }
-  for (size_t i = 0; i < n; i++) {
-    unsigned char ch = (unsigned char)s[i];
-    t->p[t->len++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-  }
-  if (cut) {
-    size_t max_end = t->cap > 4 ? t->cap - 4 : 0; /* room for "...\0" */
-    if (t->len > max_end) {
-      t->len = max_end;
-      while (t->len > 0 && utf8_continuation(t->p[t->len]))
-        t->len--;
-    }
-    for (int dots = 0; dots < 3 && t->len < t->cap - 1; dots++)
-      t->p[t->len++] = '.';
-    t->p[t->len] = '\0';
-    t->len = t->cap;
-    return;
-  }
-  t->p[t->len] = '\0';
-}
-
-static void text_str(struct text *t, const char *s) {
-  text_put(t, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3))) static void text_printf(struct text *t,
-                                                              const char *fmt, ...) {
-  char buf[128];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (n < 0) return;
-  text_put(t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
-
-/* Truncates back to an earlier length (a path segment is popped). */
-static void text_restore(struct text *t, size_t len) {
-  t->len = len;
-  if (len < t->cap) t->p[len] = '\0';
-}
-
-/* "/key" as a JSON Pointer segment: '~' is "~0" and '/' is "~1". */
-static void text_key(struct text *t, const char *key, size_t len) {
-  char buf[2 * SCHEMA_PATH_CAP]; /* longer keys are cut by text_put anyway */
-  size_t n = 0;
-  buf[n++] = '/';
-  for (size_t i = 0; i < len && n + 2 <= sizeof buf; i++) {
-    if (key[i] == '~' || key[i] == '/') {
-      buf[n++] = '~';
-      buf[n++] = key[i] == '~' ? '0' : '1';
-    } else {
-      buf[n++] = key[i];
-    }
-  }
-  text_put(t, buf, n);
-}
-
-/* A limit from the schema. %g follows the locale's decimal point, which the
- * message must not (the daemon may run with a decimal comma). */
-static void text_number(struct text *t, const json_t *num) {
-  if (json_is_integer(num)) {
-    text_printf(t, "%lld", (long long)json_integer_value(num));
-    return;
-  }
-  char buf[48];
-  snprintf(buf, sizeof buf, "%.15g", json_real_value(num));
-  for (char *ch = buf; *ch != '\0'; ch++)
-    if (*ch == ',') *ch = '.';
-  text_str(t, buf);
-}
-
-static int dump_to_text(const char *buffer, size_t size, void *data) {
-  struct text *t = data;
-  text_put(t, buffer, size);
-  return t->len >= t->cap ? -1 : 0; /* full: stop jansson early */
-}
-
-/* Part of the schema as compact ASCII JSON (enum and const values). */
-static void text_json(struct text *t, const json_t *j) {
-  json_dump_callback(j, dump_to_text, t,
-                     JSON_COMPACT | JSON_ENSURE_ASCII | JSON_ENCODE_ANY);
-}
-
-/* ---- Keyword values ------------------------------------------------------ */
-
-enum {
-  T_OBJECT = 1 << 0,
-  T_ARRAY = 1 << 1,
-  T_STRING = 1 << 2,
-  T_NUMBER = 1 << 3,
-  T_INTEGER = 1 << 4,
-  T_BOOLEAN = 1 << 5,
-  T_NULL = 1 << 6,
-};
-
-/* Indexed by bit: the keyword's name and how a message says it. */
-static const struct {
-  const char *name, *phrase;
-} type_names[] = {
-    {"object", "an object"}, {"array", "an array"},     {"string", "a string"},
-    {"number", "a number"},  {"integer", "an integer"}, {"boolean", "a boolean"},
-    {"null", "null"},
-};
-#define N_TYPES (sizeof type_names / sizeof type_names[0])
-
-static unsigned type_bit(const json_t *name) {
-  if (!json_is_string(name)) return 0;
-  for (size_t i = 0; i < N_TYPES; i++)
-    if (strcmp(json_string_value(name), type_names[i].name) == 0 &&
-        strlen(type_names[i].name) == json_string_length(name))
-      return 1u << i;
-  return 0;
-}
-
-/* "type": one name or a non-empty array of names. 0, or -1 when malformed. */
-static int read_types(const json_t *kw, unsigned *mask) {
-  *mask = 0;
-  if (json_is_string(kw)) {
-    *mask = type_bit(kw);
-    return *mask != 0 ? 0 : -1;
-  }
-  if (!json_is_array(kw) || json_array_size(kw) == 0) return -1;
-  for (size_t i = 0; i < json_array_size(kw); i++) {
-    unsigned bit = type_bit(json_array_get(kw, i));
-    if (bit == 0) return -1;
-    *mask |= bit;
-  }
-  return 0;
-}
-
-/* Beyond 2^53 every double is integral, so out of long long's range needs no
- * test; within it the cast truncates exactly. */
-static bool real_is_integral(double r) {
-  if (r >= 9223372036854775808.0 || r < -9223372036854775808.0) return true;
-  return r == (double)(long long)r;
-}
-
-static bool type_matches(unsigned mask, const json_t *v) {
-  switch (json_typeof(v)) {
-  case JSON_OBJECT:
-    return mask & T_OBJECT;
-  case JSON_ARRAY:
-    return mask & T_ARRAY;
-  case JSON_STRING:
-    return mask & T_STRING;
-  case JSON_INTEGER:
-    return mask & (T_NUMBER | T_INTEGER);
-  case JSON_REAL:
-    return (mask & T_NUMBER) ||
-           ((mask & T_INTEGER) && real_is_integral(json_real_value(v)));
-  case JSON_TRUE:
-  case JSON_FALSE:
-    return mask & T_BOOLEAN;
-  case JSON_NULL:
-    return mask & T_NULL;
-  }
-  return false;
-}
-
-/* A non-negative integer (3.0 counts too, as JSON Schema says), clamped to
- * SIZE_MAX. 0, or -1 when malformed. */
-static int read_count(const json_t *kw, size_t *out) {
-  if (json_is_integer(kw)) {
-    json_int_t i = json_integer_value(kw);
-    if (i < 0) return -1;
-    *out = (unsigned long long)i > SIZE_MAX ? SIZE_MAX : (size_t)i;
-    return 0;
-  }
-  if (json_is_real(kw)) {
-    double r = json_real_value(kw);
-    if (r < 0 || !real_is_integral(r)) return -1;
-    *out = r >= (double)SIZE_MAX ? SIZE_MAX : (size_t)r;
-    return 0;
-  }
-  return -1;
-}
-
-/* A subschema is an object or a boolean. */
-static bool is_schema(const json_t *s) {
-  return json_is_object(s) || json_is_boolean(s);
-}
-
-/* allOf, anyOf, oneOf: a non-empty array (its items are checked when applied). */
-static bool is_schema_list(const json_t *kw) {
-  return json_is_array(kw) && json_array_size(kw) > 0;
-}
-
-/* Exact comparison of a double with an integer, without the rounding of
- * converting one into the other. */
-static int cmp_real_int(double r, long long i) {
-  if (r >= 9223372036854775808.0) return 1;
-  if (r < -9223372036854775808.0) return -1;
-  long long t = (long long)r; /* trunc(r), exact in this range */
-  if (t != i) return (t > i) - (t < i);
-  return (r > (double)t) - (r < (double)t);
-}
-
-/* a <=> b for two JSON numbers, by value: 1 and 1.0 are equal. */
-static int num_cmp(const json_t *a, const json_t *b) {
-  if (json_is_integer(a) && json_is_integer(b)) {
-    json_int_t x = json_integer_value(a), y = json_integer_value(b);
-    return (x > y) - (x < y);
-  }
-  if (json_is_real(a) && json_is_real(b)) {
-    double x = json_real_value(a), y = json_real_value(b);
-    return (x > y) - (x < y);
-  }
-  if (json_is_integer(a)) return -cmp_real_int(json_real_value(b), json_integer_value(a));
-  return cmp_real_int(json_real_value(a), json_integer_value(b));
-}
-
-/* ---- Validation --------------------------------------------------------- */
-
 struct ctx {
   size_t depth;        /* subschema levels below the root, <= MAX_DEPTH */
   unsigned long steps; /* work done so far, <= SCHEMA_MAX_STEPS */
   char path_buf[SCHEMA_PATH_CAP];
-  struct text path;      /* the value being checked, as a JSON Pointer */
-  struct schema_error e; /* scratch: anyOf branches fail here too */
+  struct schema_text path; /* the value being checked, as a JSON Pointer */
+  struct schema_error e;   /* scratch: anyOf branches fail here too */
 };
 
 /* Records a problem of kind code at the current path, with an empty message;
  * the caller writes the message through the returned text and returns code. */
-static struct text fail_text(struct ctx *c, int code) {
+static struct schema_text fail_text(struct ctx *c, int code) {
   c->e.code = code;
   memcpy(c->e.path, c->path_buf, sizeof c->e.path); /* same size, NUL-terminated */
-  struct text t;
-  text_init(&t, c->e.message, sizeof c->e.message);
+  struct schema_text t;
+  schema_text_init(&t, c->e.message, sizeof c->e.message);
   return t;
 }
 
 __attribute__((format(printf, 3, 4))) static int fail(struct ctx *c, int code,
                                                       const char *fmt, ...) {
-  struct text t = fail_text(c, code);
+  struct schema_text t = fail_text(c, code);
   char buf[SCHEMA_MESSAGE_CAP];
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  if (n > 0) text_put(&t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+  if (n > 0)
+    schema_text_put(&t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
   return code;
 }
 
@@ -310,7 +60,7 @@ static int step(struct ctx *c) {
 static int equal(struct ctx *c, const json_t *a, const json_t *b, size_t depth) {
   int rv = step(c);
   if (rv < 0) return rv;
-  if (json_is_number(a) && json_is_number(b)) return num_cmp(a, b) == 0;
+  if (json_is_number(a) && json_is_number(b)) return schema_num_cmp(a, b) == 0;
   if (json_typeof(a) != json_typeof(b)) return 0;
   if (depth > SCHEMA_MAX_DEPTH)
     return fail(c, SCHEMA_E_LIMIT, "nests deeper than %d levels to compare",
@@ -371,7 +121,7 @@ static int hash_value(struct ctx *c, const json_t *v, size_t depth, uint64_t *ou
     double r = json_is_real(v) ? json_real_value(v) : 0;
     if (json_is_integer(v))
       key = (uint64_t)json_integer_value(v);
-    else if (real_is_integral(r) && r < 9223372036854775808.0 &&
+    else if (schema_real_is_integral(r) && r < 9223372036854775808.0 &&
              r >= -9223372036854775808.0)
       key = (uint64_t)(long long)r;
     else
@@ -464,18 +214,12 @@ static int validate_sub(struct ctx *c, const json_t *s, const json_t *v) {
 
 static int validate_type(struct ctx *c, const json_t *kw, const json_t *v) {
   unsigned mask;
-  if (read_types(kw, &mask) < 0)
+  if (schema_read_types(kw, &mask) < 0)
     return bad_keyword(c, "type", "is not a type name or a list of them");
-  if (type_matches(mask, v)) return 0;
-  struct text t = fail_text(c, SCHEMA_E_INVALID);
-  text_str(&t, "must be ");
-  const char *sep = "";
-  for (size_t i = 0; i < N_TYPES; i++) {
-    if (!(mask & (1u << i))) continue;
-    text_str(&t, sep);
-    text_str(&t, type_names[i].phrase);
-    sep = " or ";
-  }
+  if (schema_type_matches(mask, v)) return 0;
+  struct schema_text t = fail_text(c, SCHEMA_E_INVALID);
+  schema_text_str(&t, "must be ");
+  schema_text_types(&t, mask);
   return SCHEMA_E_INVALID;
 }
 
@@ -485,18 +229,18 @@ static int validate_enum(struct ctx *c, const json_t *kw, const json_t *v) {
     int eq = equal(c, json_array_get(kw, i), v, 0);
     if (eq != 0) return eq < 0 ? eq : 0;
   }
-  struct text t = fail_text(c, SCHEMA_E_INVALID);
-  text_str(&t, "must be one of the values in enum: ");
-  text_json(&t, kw);
+  struct schema_text t = fail_text(c, SCHEMA_E_INVALID);
+  schema_text_str(&t, "must be one of the values in enum: ");
+  schema_text_json(&t, kw);
   return SCHEMA_E_INVALID;
 }
 
 static int validate_const(struct ctx *c, const json_t *kw, const json_t *v) {
   int eq = equal(c, kw, v, 0);
   if (eq != 0) return eq < 0 ? eq : 0;
-  struct text t = fail_text(c, SCHEMA_E_INVALID);
-  text_str(&t, "must be the value in const: ");
-  text_json(&t, kw);
+  struct schema_text t = fail_text(c, SCHEMA_E_INVALID);
+  schema_text_str(&t, "must be the value in const: ");
+  schema_text_json(&t, kw);
   return SCHEMA_E_INVALID;
 }
 
@@ -517,10 +261,10 @@ static int validate_object(struct ctx *c, const json_t *s, const json_t *v) {
     if (json_object_getn(v, json_string_value(name), json_string_length(name)) != NULL)
       continue;
     /* The name comes from the schema, so the model may see it. */
-    struct text t = fail_text(c, SCHEMA_E_INVALID);
-    text_str(&t, "is missing the required property \"");
-    text_put(&t, json_string_value(name), json_string_length(name));
-    text_str(&t, "\"");
+    struct schema_text t = fail_text(c, SCHEMA_E_INVALID);
+    schema_text_str(&t, "is missing the required property \"");
+    schema_text_put(&t, json_string_value(name), json_string_length(name));
+    schema_text_str(&t, "\"");
     return SCHEMA_E_INVALID;
   }
 
@@ -533,15 +277,15 @@ static int validate_object(struct ctx *c, const json_t *s, const json_t *v) {
     const json_t *member = json_object_getn(v, key, key_len);
     if (member == NULL) continue;
     size_t saved = c->path.len;
-    text_key(&c->path, key, key_len); /* the schema's key: a known name */
+    schema_text_key(&c->path, key, key_len); /* the schema's key: a known name */
     rv = validate_sub(c, json_object_iter_value(it), member);
-    text_restore(&c->path, saved);
+    schema_text_restore(&c->path, saved);
     if (rv < 0) return rv;
   }
 
   const json_t *extra = json_object_get(s, "additionalProperties");
   if (extra == NULL || json_is_true(extra)) return 0;
-  if (!is_schema(extra))
+  if (!schema_is_subschema(extra))
     return bad_keyword(c, "additionalProperties", "is not a boolean or a schema");
   for (void *it = json_object_iter(mut(v)); it != NULL;
        it = json_object_iter_next(mut(v), it)) {
@@ -551,14 +295,14 @@ static int validate_object(struct ctx *c, const json_t *s, const json_t *v) {
       continue;
     /* The model chose this key: it stays out of the path. */
     size_t saved = c->path.len;
-    text_str(&c->path, "/(unknown key)");
+    schema_text_str(&c->path, "/(unknown key)");
     if (json_is_false(extra))
       rv = fail(c, SCHEMA_E_INVALID,
                 "is not allowed: the object may only have the properties the schema "
                 "lists (additionalProperties is false)");
     else
       rv = validate_sub(c, extra, json_object_iter_value(it));
-    text_restore(&c->path, saved);
+    schema_text_restore(&c->path, saved);
     if (rv < 0) return rv;
   }
   return 0;
@@ -568,21 +312,21 @@ static int validate_array(struct ctx *c, const json_t *s, const json_t *v) {
   size_t n = json_array_size(v), limit;
   const json_t *kw;
   if ((kw = json_object_get(s, "minItems")) != NULL) {
-    if (read_count(kw, &limit) < 0)
+    if (schema_read_count(kw, &limit) < 0)
       return bad_keyword(c, "minItems", "is not a non-negative integer");
     if (n < limit)
       return fail(c, SCHEMA_E_INVALID, "must have at least %zu item%s", limit,
                   limit == 1 ? "" : "s");
   }
   if ((kw = json_object_get(s, "maxItems")) != NULL) {
-    if (read_count(kw, &limit) < 0)
+    if (schema_read_count(kw, &limit) < 0)
       return bad_keyword(c, "maxItems", "is not a non-negative integer");
     if (n > limit)
       return fail(c, SCHEMA_E_INVALID, "must have at most %zu item%s", limit,
                   limit == 1 ? "" : "s");
   }
   const json_t *items = json_object_get(s, "items");
-  if (items != NULL && !is_schema(items) && !json_is_array(items))
+  if (items != NULL && !schema_is_subschema(items) && !json_is_array(items))
     return bad_keyword(c, "items", "is not a schema or an array of schemas");
   if (items != NULL) {
     /* An array of schemas applies by position (the draft 4-2019 tuple form);
@@ -592,9 +336,9 @@ static int validate_array(struct ctx *c, const json_t *s, const json_t *v) {
     for (size_t i = 0; i < n_checked; i++) {
       const json_t *sub = json_is_array(items) ? json_array_get(items, i) : items;
       size_t saved = c->path.len;
-      text_printf(&c->path, "/%zu", i);
+      schema_text_printf(&c->path, "/%zu", i);
       int rv = validate_sub(c, sub, json_array_get(v, i));
-      text_restore(&c->path, saved);
+      schema_text_restore(&c->path, saved);
       if (rv < 0) return rv;
     }
   }
@@ -623,14 +367,14 @@ static int validate_string(struct ctx *c, const json_t *s, const json_t *v) {
   if (min == NULL && max == NULL) return 0;
   size_t n = utf8_count(json_string_value(v), json_string_length(v)), limit;
   if (min != NULL) {
-    if (read_count(min, &limit) < 0)
+    if (schema_read_count(min, &limit) < 0)
       return bad_keyword(c, "minLength", "is not a non-negative integer");
     if (n < limit)
       return fail(c, SCHEMA_E_INVALID, "must be at least %zu character%s long", limit,
                   limit == 1 ? "" : "s");
   }
   if (max != NULL) {
-    if (read_count(max, &limit) < 0)
+    if (schema_read_count(max, &limit) < 0)
       return bad_keyword(c, "maxLength", "is not a non-negative integer");
     if (n > limit)
       return fail(c, SCHEMA_E_INVALID, "must be at most %zu character%s long", limit,
@@ -654,12 +398,12 @@ static int validate_number(struct ctx *c, const json_t *s, const json_t *v) {
     const json_t *kw = json_object_get(s, bounds[i].keyword);
     if (kw == NULL) continue;
     if (!json_is_number(kw)) return bad_keyword(c, bounds[i].keyword, "is not a number");
-    int cmp = num_cmp(v, kw);
+    int cmp = schema_num_cmp(v, kw);
     if (cmp >= bounds[i].low && cmp <= bounds[i].high) continue;
-    struct text t = fail_text(c, SCHEMA_E_INVALID);
-    text_printf(&t, "must be %s ", bounds[i].op);
-    text_number(&t, kw);
-    text_printf(&t, " (%s)", bounds[i].keyword);
+    struct schema_text t = fail_text(c, SCHEMA_E_INVALID);
+    schema_text_printf(&t, "must be %s ", bounds[i].op);
+    schema_text_number(&t, kw);
+    schema_text_printf(&t, " (%s)", bounds[i].keyword);
     return SCHEMA_E_INVALID;
   }
   return 0;
@@ -669,14 +413,14 @@ static int validate_number(struct ctx *c, const json_t *s, const json_t *v) {
 static int validate_combinators(struct ctx *c, const json_t *s, const json_t *v) {
   const json_t *kw;
   if ((kw = json_object_get(s, "allOf")) != NULL) {
-    if (!is_schema_list(kw)) return bad_keyword(c, "allOf", "is not a list of schemas");
+    if (!schema_is_list(kw)) return bad_keyword(c, "allOf", "is not a list of schemas");
     for (size_t i = 0; i < json_array_size(kw); i++) {
       int rv = validate_sub(c, json_array_get(kw, i), v);
       if (rv < 0) return rv; /* the branch's own error says most */
     }
   }
   if ((kw = json_object_get(s, "anyOf")) != NULL) {
-    if (!is_schema_list(kw)) return bad_keyword(c, "anyOf", "is not a list of schemas");
+    if (!schema_is_list(kw)) return bad_keyword(c, "anyOf", "is not a list of schemas");
     bool matched = false;
     for (size_t i = 0; i < json_array_size(kw) && !matched; i++) {
       int rv = validate_sub(c, json_array_get(kw, i), v);
@@ -689,7 +433,7 @@ static int validate_combinators(struct ctx *c, const json_t *s, const json_t *v)
                   json_array_size(kw));
   }
   if ((kw = json_object_get(s, "oneOf")) != NULL) {
-    if (!is_schema_list(kw)) return bad_keyword(c, "oneOf", "is not a list of schemas");
+    if (!schema_is_list(kw)) return bad_keyword(c, "oneOf", "is not a list of schemas");
     size_t first = 0, n_matched = 0;
     for (size_t i = 0; i < json_array_size(kw); i++) {
       int rv = validate_sub(c, json_array_get(kw, i), v);
@@ -709,7 +453,7 @@ static int validate_combinators(struct ctx *c, const json_t *s, const json_t *v)
                   json_array_size(kw));
   }
   if ((kw = json_object_get(s, "not")) != NULL) {
-    if (!is_schema(kw)) return bad_keyword(c, "not", "is not a schema");
+    if (!schema_is_subschema(kw)) return bad_keyword(c, "not", "is not a schema");
     int rv = validate_sub(c, kw, v);
     if (rv == 0) return fail(c, SCHEMA_E_INVALID, "must not match the schema in not");
     if (rv != SCHEMA_E_INVALID) return rv;
@@ -763,7 +507,7 @@ int schema_validate(const json_t *schema, const json_t *value, struct schema_err
   struct ctx ctx;
   struct ctx *c = &ctx;
   memset(c, 0, sizeof *c);
-  text_init(&c->path, c->path_buf, sizeof c->path_buf);
+  schema_text_init(&c->path, c->path_buf, sizeof c->path_buf);
   int rv;
   if (schema == NULL)
     rv = fail(c, SCHEMA_E_SCHEMA, "cannot be checked: there is no schema");
@@ -773,210 +517,4 @@ int schema_validate(const json_t *schema, const json_t *value, struct schema_err
     rv = validate(c, schema, value);
   if (rv < 0 && err != NULL) *err = c->e;
   return rv;
-}
-
-/* ---- Schema check ------------------------------------------------------- */
-
-/* What a keyword's value must be, for schema_check. Keywords not listed are
- * ignored (pattern among them, see validate_string). */
-enum kw_form {
-  KW_TYPE,        /* a type name or a non-empty array of them */
-  KW_SCHEMA,      /* a subschema */
-  KW_SCHEMA_MAP,  /* an object of subschemas */
-  KW_SCHEMA_LIST, /* a non-empty array of subschemas */
-  KW_ITEMS,       /* a subschema or an array of them */
-  KW_NAMES,       /* an array of strings */
-  KW_VALUES,      /* an array of JSON values, each at most SCHEMA_MAX_DEPTH deep */
-  KW_VALUE,       /* a JSON value at most SCHEMA_MAX_DEPTH deep */
-  KW_COUNT,       /* a non-negative integer */
-  KW_NUMBER,      /* a number */
-  KW_BOOLEAN,     /* true or false */
-  KW_REFUSED,     /* supported nowhere: the schema cannot be applied */
-};
-
-static const struct {
-  const char *name;
-  enum kw_form form;
-} keywords[] = {
-    {"type", KW_TYPE},
-    {"properties", KW_SCHEMA_MAP},
-    {"required", KW_NAMES},
-    {"additionalProperties", KW_SCHEMA},
-    {"enum", KW_VALUES},
-    {"const", KW_VALUE},
-    {"items", KW_ITEMS},
-    {"minItems", KW_COUNT},
-    {"maxItems", KW_COUNT},
-    {"uniqueItems", KW_BOOLEAN},
-    {"minLength", KW_COUNT},
-    {"maxLength", KW_COUNT},
-    {"minimum", KW_NUMBER},
-    {"maximum", KW_NUMBER},
-    {"exclusiveMinimum", KW_NUMBER}, /* draft 4's boolean form is refused */
-    {"exclusiveMaximum", KW_NUMBER},
-    {"allOf", KW_SCHEMA_LIST},
-    {"anyOf", KW_SCHEMA_LIST},
-    {"oneOf", KW_SCHEMA_LIST},
-    {"not", KW_SCHEMA},
-    {"$ref", KW_REFUSED},
-};
-
-#define STRINGIFY_(x) #x
-#define STRINGIFY(x)  STRINGIFY_(x)
-#define DEPTH_TEXT    STRINGIFY(SCHEMA_MAX_DEPTH)
-
-struct check {
-  char path_buf[2 * SCHEMA_PATH_CAP];
-  struct text path;    /* the keyword being checked, as a JSON Pointer */
-  const char *why;     /* set on the first failure */
-  unsigned long steps; /* subschemas visited, <= SCHEMA_MAX_STEPS: a schema built
-                          in memory may share subtrees, so it can be a DAG whose
-                          walk is exponential in its size */
-};
-
-/* An enum or const value nests at most SCHEMA_MAX_DEPTH (see equal()). */
-static bool value_depth_ok(struct check *k, const json_t *v, size_t depth) {
-  if (depth > SCHEMA_MAX_DEPTH || ++k->steps > SCHEMA_MAX_STEPS) return false;
-  if (json_is_array(v)) {
-    for (size_t i = 0; i < json_array_size(v); i++)
-      if (!value_depth_ok(k, json_array_get(v, i), depth + 1)) return false;
-  } else if (json_is_object(v)) {
-    for (void *it = json_object_iter(mut(v)); it != NULL;
-         it = json_object_iter_next(mut(v), it))
-      if (!value_depth_ok(k, json_object_iter_value(it), depth + 1)) return false;
-  }
-  return true;
-}
-
-static int check_schema(struct check *k, const json_t *s, size_t depth);
-
-/* The subschema at path + "/<index>". */
-static int check_at_index(struct check *k, const json_t *s, size_t i, size_t depth) {
-  size_t saved = k->path.len;
-  text_printf(&k->path, "/%zu", i);
-  int rv = check_schema(k, s, depth);
-  if (rv == 0) text_restore(&k->path, saved);
-  return rv;
-}
-
-static int check_keyword(struct check *k, enum kw_form form, const json_t *kw,
-                         size_t depth) {
-  unsigned mask;
-  size_t count;
-  switch (form) {
-  case KW_TYPE:
-    k->why = "must be a type name or a non-empty array of them (object, array, "
-             "string, number, integer, boolean, null)";
-    return read_types(kw, &mask);
-  case KW_SCHEMA:
-    return check_schema(k, kw, depth + 1);
-  case KW_SCHEMA_MAP:
-    k->why = "must be an object of schemas";
-    if (!json_is_object(kw)) return -1;
-    for (void *it = json_object_iter(mut(kw)); it != NULL;
-         it = json_object_iter_next(mut(kw), it)) {
-      size_t saved = k->path.len;
-      text_key(&k->path, json_object_iter_key(it), json_object_iter_key_len(it));
-      if (check_schema(k, json_object_iter_value(it), depth + 1) < 0) return -1;
-      text_restore(&k->path, saved);
-    }
-    return 0;
-  case KW_SCHEMA_LIST:
-    k->why = "must be a non-empty array of schemas";
-    if (!is_schema_list(kw)) return -1;
-    for (size_t i = 0; i < json_array_size(kw); i++)
-      if (check_at_index(k, json_array_get(kw, i), i, depth + 1) < 0) return -1;
-    return 0;
-  case KW_ITEMS:
-    if (!json_is_array(kw)) return check_schema(k, kw, depth + 1);
-    for (size_t i = 0; i < json_array_size(kw); i++)
-      if (check_at_index(k, json_array_get(kw, i), i, depth + 1) < 0) return -1;
-    return 0;
-  case KW_NAMES:
-    k->why = "must be an array of property names";
-    if (!json_is_array(kw)) return -1;
-    for (size_t i = 0; i < json_array_size(kw); i++)
-      if (!json_is_string(json_array_get(kw, i))) return -1;
-    return 0;
-  case KW_VALUES:
-    k->why = "must be an array";
-    if (!json_is_array(kw)) return -1;
-    k->why = "has a value nested deeper than " DEPTH_TEXT " levels, or is too large";
-    for (size_t i = 0; i < json_array_size(kw); i++)
-      if (!value_depth_ok(k, json_array_get(kw, i), 0)) return -1;
-    return 0;
-  case KW_VALUE:
-    k->why = "nests deeper than " DEPTH_TEXT " levels, or is too large";
-    return value_depth_ok(k, kw, 0) ? 0 : -1;
-  case KW_COUNT:
-    k->why = "must be a non-negative integer";
-    return read_count(kw, &count);
-  case KW_NUMBER:
-    k->why = "must be a number";
-    return json_is_number(kw) ? 0 : -1;
-  case KW_BOOLEAN:
-    k->why = "must be true or false";
-    return json_is_boolean(kw) ? 0 : -1;
-  case KW_REFUSED:
-    k->why = "is not supported by this validator";
-    return -1;
-  }
-  return -1;
-}
-
-static int check_schema(struct check *k, const json_t *s, size_t depth) {
-  if (++k->steps > SCHEMA_MAX_STEPS) {
-    k->why = "is too large to check";
-    return -1;
-  }
-  if (depth > SCHEMA_MAX_DEPTH) {
-    k->why = "nests deeper than the limit of " DEPTH_TEXT " levels";
-    return -1;
-  }
-  if (json_is_boolean(s)) return 0;
-  if (!json_is_object(s)) {
-    k->why = "must be a schema: an object or a boolean";
-    return -1;
-  }
-  for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++) {
-    const json_t *kw = json_object_get(s, keywords[i].name);
-    if (kw == NULL) continue;
-    size_t saved = k->path.len;
-    text_key(&k->path, keywords[i].name, strlen(keywords[i].name));
-    if (check_keyword(k, keywords[i].form, kw, depth) < 0) return -1;
-    text_restore(&k->path, saved);
-  }
-  return 0;
-}
-
-int schema_check(const json_t *schema, char *err, size_t cap) {
-  struct check check;
-  struct check *k = &check;
-  text_init(&k->path, k->path_buf, sizeof k->path_buf);
-  k->steps = 0;
-  k->why = "must be an object";
-  int rv = json_is_object(schema) ? check_schema(k, schema, 0) : -1;
-  if (rv < 0 && cap > 0) {
-    /* The reason matters more than the whole path: a long path is cut first. */
-    size_t tail = 2 + strlen(k->why);
-    struct text t;
-    text_init(&t, err, cap > tail + 16 ? cap - tail : cap);
-    text_str(&t, k->path.len == 0 ? "(root)" : k->path.p);
-    t.cap = cap;
-    t.len = strlen(err);
-    text_str(&t, ": ");
-    text_str(&t, k->why);
-  }
-  return rv;
-}
-
-const char *schema_errname(int code) {
-  switch (code) {
-#define SCHEMA_NAME_(name, value, message) \
-  case SCHEMA_##name:                      \
-    return #name;
-    SCHEMA_ERRORS(SCHEMA_NAME_)
-#undef SCHEMA_NAME_
-  }
-  return "E_UNKNOWN";
 }
