@@ -28,8 +28,8 @@ static void on_close(struct evhttp_connection *conn, void *arg) {
   w->conn = NULL;
 }
 
-/* Answers 204, or the error e when ok is false (when the client is still
- * there), and frees w. */
+/* Answers 204, or the error e when ok is false, and frees w. To a client that
+ * left, the answer goes nowhere, but sending it frees the request. */
 static void finish(struct step_up_wait *w, bool ok, enum http_error e, unsigned retry_s) {
   if (w->conn != NULL) evhttp_connection_set_closecb(w->conn, NULL, NULL);
   if (ok) {
