@@ -114,8 +114,13 @@ static void follower_flush(struct follower *f) {
     if (r->ended && r->n_events < f->start_seq) follower_finish(f);
     return;
   }
-  /* Readers see committed lines only: what they saw, a crash cannot take back. */
-  size_t visible = r->committed == 0 ? 0 : r->line_end[r->committed - 1];
+  /* Readers see committed lines only: what they saw, a crash cannot take back.
+   * The turn's first line is the exception: it only names the turn, and a
+   * client wants that at once (to cancel, to re-attach) rather than after the
+   * store's next group commit. A crash before that commit leaves a turn the
+   * store never heard of: re-attaching to it is 404, not a different line. */
+  uint64_t seen = r->committed > 0 ? r->committed : r->n_events > 0 ? 1 : 0;
+  size_t visible = seen == 0 ? 0 : r->line_end[seen - 1];
   struct evbuffer *buf = NULL;
   if (f->next_off < r->log_base) {
     /* Lines that left memory: from the store, up to the window. */
