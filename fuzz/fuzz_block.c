@@ -2,6 +2,7 @@
  * encode to a fixed point (parse back equal, encode to the same bytes), and as a
  * whole history document, whose every accepted block must do the same. Refusals
  * must carry a known code, an offset inside the input, and leave *b untouched. */
+#include "fuzz_support.h"
 #include "json_scan.h"
 #include "turn/turn.h"
 
@@ -11,14 +12,6 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* A failed check is a finding: say which one, then crash for the fuzzer. */
-#define CHECK(cond) ((cond) ? (void)0 : check_failed(#cond, __LINE__))
-
-static _Noreturn void check_failed(const char *what, int line) {
-  fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-  abort();
-}
 
 static bool str_eq(turn_str a, turn_str b) {
   return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);

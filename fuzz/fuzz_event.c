@@ -2,6 +2,7 @@
  * the encoding must be a fixed point: it parses back to an equal event whose
  * encoding is the same bytes. A refused line must leave *ev untouched and give a
  * known error code with an offset inside the line. */
+#include "fuzz_support.h"
 #include "json_scan.h"
 #include "turn/turn.h"
 
@@ -12,14 +13,6 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* A failed check is a finding: say which one, then crash for the fuzzer. */
-#define CHECK(cond) ((cond) ? (void)0 : check_failed(#cond, __LINE__))
-
-static _Noreturn void check_failed(const char *what, int line) {
-  fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-  abort();
-}
 
 static bool str_eq(turn_str a, turn_str b) {
   return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);

@@ -5,6 +5,7 @@
  * (strings byte-equal, numbers equal, input objects json_equal); so does the
  * compact form that turn_input_from_json makes of an object. The one place where
  * jansson is not the oracle is a NUL byte, see below. */
+#include "fuzz_support.h"
 #include "json_scan.h"
 #include "turn/turn.h"
 
@@ -15,14 +16,6 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* A failed check is a finding: say which one, then crash for the fuzzer. */
-#define CHECK(cond) ((cond) ? (void)0 : check_failed(#cond, __LINE__))
-
-static _Noreturn void check_failed(const char *what, int line) {
-  fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-  abort();
-}
 
 /* A member's value; NULL when absent. */
 static json_t *member(json_t *obj, const char *key) {

@@ -8,6 +8,7 @@
  * Input: byte 0  bit 0: the kind (0 Anthropic, 1 OpenAI-compatible);
  *                bits 1-7: slice size - 1 (1-128) for the sliced run
  *        rest    the answer's bytes, a text/event-stream */
+#include "fuzz_support.h"
 #include "agent/provider.h"
 
 #include <stdbool.h>
@@ -18,38 +19,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* A failed check is a finding: say which one, then crash for the fuzzer. */
-#define CHECK(cond) ((cond) ? (void)0 : check_failed(#cond, __LINE__))
-
-static _Noreturn void check_failed(const char *what, int line) {
-  fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-  abort();
-}
-
 /* Calls whose lifecycle is tracked; a higher index is only checked for order. */
 #define TRACKED 256
 
-struct log {
-  unsigned char *p;
-  size_t len, cap;
-};
-
-static void log_put(struct log *l, const void *data, size_t len) {
-  if (len > l->cap - l->len) {
-    size_t cap = l->cap < 256 ? 256 : l->cap;
-    while (len > cap - l->len)
-      cap *= 2;
-    unsigned char *p = realloc(l->p, cap);
-    CHECK(p != NULL);
-    l->p = p;
-    l->cap = cap;
-  }
-  if (len > 0) memcpy(l->p + l->len, data, len);
-  l->len += len;
-}
-
-static void log_u64(struct log *l, uint64_t v) {
-  log_put(l, &v, sizeof v);
+static void log_u64(struct fuzz_log *l, uint64_t v) {
+  fuzz_log_put(l, &v, sizeof v);
 }
 
 struct run {
@@ -59,7 +33,7 @@ struct run {
   size_t n_started;             /* TOOL_STARTs */
   size_t next_index;            /* a TOOL_START's index is at least this */
   unsigned char calls[TRACKED]; /* 0 not started, 1 started, 2 ended */
-  struct log log;
+  struct fuzz_log log;
 };
 
 static void check_tool(struct run *run, const struct model_event *ev) {
@@ -99,10 +73,10 @@ static void on_model(void *ctx, const struct model_event *ev) {
   log_u64(&run->log, (uint64_t)ev->kind);
   log_u64(&run->log, ev->index);
   log_u64(&run->log, ev->len);
-  if (ev->len > 0) log_put(&run->log, ev->text, ev->len);
+  if (ev->len > 0) fuzz_log_put(&run->log, ev->text, ev->len);
   if (ev->kind == MODEL_EV_TOOL_START) {
-    log_put(&run->log, ev->id, strlen(ev->id) + 1);
-    log_put(&run->log, ev->name, strlen(ev->name) + 1);
+    fuzz_log_put(&run->log, ev->id, strlen(ev->id) + 1);
+    fuzz_log_put(&run->log, ev->name, strlen(ev->name) + 1);
   }
   log_u64(&run->log, ev->input_tokens);
   log_u64(&run->log, ev->output_tokens);

@@ -9,6 +9,7 @@
  *        byte 1   n - 1: how many chunk sizes follow (1-8)
  *        n bytes  chunk sizes - 1 (1-256), used in a cycle
  *        rest     the stream */
+#include "fuzz_support.h"
 #include "turn/turn.h"
 
 #include <stdint.h>
@@ -18,47 +19,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* A failed check is a finding: say which one, then crash for the fuzzer. */
-#define CHECK(cond) ((cond) ? (void)0 : check_failed(#cond, __LINE__))
-
-static _Noreturn void check_failed(const char *what, int line) {
-  fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-  abort();
-}
-
-/* What one run saw, as bytes, so two runs compare with memcmp. */
-struct log {
-  unsigned char *p;
-  size_t len, cap;
-};
-
-static void log_put(struct log *l, const void *data, size_t len) {
-  if (len > l->cap - l->len) {
-    size_t cap = l->cap < 256 ? 256 : l->cap;
-    while (len > cap - l->len)
-      cap *= 2;
-    unsigned char *p = realloc(l->p, cap);
-    CHECK(p != NULL);
-    l->p = p;
-    l->cap = cap;
-  }
-  memcpy(l->p + l->len, data, len);
-  l->len += len;
-}
-
-static void log_u64(struct log *l, uint64_t v) {
-  log_put(l, &v, sizeof v);
+static void log_u64(struct fuzz_log *l, uint64_t v) {
+  fuzz_log_put(l, &v, sizeof v);
 }
 
 struct run {
   turn_reader *r;
   turn_order *order;
-  turn_buf enc;       /* scratch for encoding each event */
-  struct log log;     /* every callback and result, in order */
-  uint64_t last_line; /* line of the previous callback: lines only go forward */
+  turn_buf enc;        /* scratch for encoding each event */
+  struct fuzz_log log; /* every callback and result, in order */
+  uint64_t last_line;  /* line of the previous callback: lines only go forward */
 };
 
-static void log_error(struct log *l, const turn_error *err) {
+static void log_error(struct fuzz_log *l, const turn_error *err) {
   log_u64(l, (uint64_t)(int64_t)err->code);
   log_u64(l, (uint64_t)(uintptr_t)err->field); /* static strings: same pointer */
   log_u64(l, err->offset);
@@ -77,18 +50,18 @@ static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
   if (err != NULL) {
     CHECK(err->code < 0 && err->code > TURN_E_NOMEM);
     CHECK(strcmp(turn_errname(err->code), "E_UNKNOWN") != 0);
-    log_put(&run->log, "X", 1);
+    fuzz_log_put(&run->log, "X", 1);
     log_error(&run->log, err);
     turn_order_resync(run->order); /* as turncheck does: the line's seq is unknown */
     return 0;
   }
 
-  log_put(&run->log, "E", 1);
+  fuzz_log_put(&run->log, "E", 1);
   log_u64(&run->log, line);
   turn_buf_reset(&run->enc);
   CHECK(turn_event_encode(ev, &run->enc) == TURN_OK);
   log_u64(&run->log, run->enc.len);
-  log_put(&run->log, run->enc.data, run->enc.len);
+  fuzz_log_put(&run->log, run->enc.data, run->enc.len);
 
   turn_error oerr = {0, NULL, 0, 0};
   int rv = turn_order_step(run->order, ev, &oerr);
@@ -116,7 +89,7 @@ static void run_finish(struct run *run, const char *stream, size_t len) {
   turn_error oerr = {0, NULL, 0, 0};
   int rv = turn_order_finish(run->order, &oerr);
   CHECK(rv == TURN_OK || (rv == TURN_E_INCOMPLETE && oerr.code == rv));
-  log_put(&run->log, "F", 1);
+  fuzz_log_put(&run->log, "F", 1);
   log_u64(&run->log, (uint64_t)(int64_t)rv);
 
   /* Every line was counted: one per newline, plus an unterminated last line. */

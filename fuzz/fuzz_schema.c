@@ -5,6 +5,7 @@
  * schema_check accepts never gives SCHEMA_E_SCHEMA; every error text is a
  * terminated, printable UTF-8 string; and no string of the value that the
  * schema does not itself contain shows up in an error (see leaks()). */
+#include "fuzz_support.h"
 #include "agent/schema.h"
 
 #include <jansson.h>
@@ -15,14 +16,6 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* A failed check is a finding: say which one, then crash for the fuzzer. */
-#define CHECK(cond) ((cond) ? (void)0 : check_failed(#cond, __LINE__))
-
-static _Noreturn void check_failed(const char *what, int line) {
-  fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-  abort();
-}
 
 /* NUL-terminated within cap, well-formed UTF-8, no control characters. */
 static void check_text(const char *s, size_t cap) {

@@ -9,6 +9,7 @@
  *        byte 1   n - 1: how many chunk sizes follow (1-8)
  *        n bytes  chunk sizes - 1 (1-256), used in a cycle
  *        rest     the stream */
+#include "fuzz_support.h"
 #include "agent/provider.h"
 
 #include <stdbool.h>
@@ -19,47 +20,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* A failed check is a finding: say which one, then crash for the fuzzer. */
-#define CHECK(cond) ((cond) ? (void)0 : check_failed(#cond, __LINE__))
-
-static _Noreturn void check_failed(const char *what, int line) {
-  fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, line, what);
-  abort();
-}
-
-/* What one run saw, as bytes, so two runs compare with memcmp. */
-struct log {
-  unsigned char *p;
-  size_t len, cap;
-};
-
-static void log_put(struct log *l, const void *data, size_t len) {
-  if (len > l->cap - l->len) {
-    size_t cap = l->cap < 256 ? 256 : l->cap;
-    while (len > cap - l->len)
-      cap *= 2;
-    unsigned char *p = realloc(l->p, cap);
-    CHECK(p != NULL);
-    l->p = p;
-    l->cap = cap;
-  }
-  if (len > 0) memcpy(l->p + l->len, data, len);
-  l->len += len;
-}
-
 /* One event: its name and data, each with its length first. */
-static void log_event(struct log *l, const char *event, size_t event_len,
+static void log_event(struct fuzz_log *l, const char *event, size_t event_len,
                       const char *data, size_t len) {
-  log_put(l, &event_len, sizeof event_len);
-  log_put(l, event, event_len);
-  log_put(l, &len, sizeof len);
-  log_put(l, data, len);
+  fuzz_log_put(l, &event_len, sizeof event_len);
+  fuzz_log_put(l, event, event_len);
+  fuzz_log_put(l, &len, sizeof len);
+  fuzz_log_put(l, data, len);
 }
 
 struct run {
   size_t max;
-  bool failed;    /* a feed returned -1 */
-  struct log log; /* every event, then the outcome */
+  bool failed;         /* a feed returned -1 */
+  struct fuzz_log log; /* every event, then the outcome */
 };
 
 static void on_event(void *ctx, const char *event, const char *data, size_t len) {
@@ -82,7 +55,7 @@ static bool field_is(const char *name, size_t len, const char *want) {
 /* The rules read over the whole stream at once: lines are cut first, then each
  * is interpreted. The limit is checked as sse.c documents it: the event's data
  * and name plus the line, for every line including an unterminated last one. */
-static void reference(const char *s, size_t len, size_t max, struct log *l) {
+static void reference(const char *s, size_t len, size_t max, struct fuzz_log *l) {
   size_t i = 0;
   /* A BOM is skipped; so is a stream that is only the start of one, which sse.c
    * holds back until it knows and then drops with the unterminated line. */
@@ -137,7 +110,7 @@ static void reference(const char *s, size_t len, size_t max, struct log *l) {
       name_len = value_len;
     }
   }
-  log_put(l, failed ? "X" : "F", 1);
+  fuzz_log_put(l, failed ? "X" : "F", 1);
   free(buf);
   free(name);
 }
@@ -158,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   whole.failed = sse_feed(p, stream, len) < 0;
   sse_finish(p);
   sse_free(p);
-  log_put(&whole.log, whole.failed ? "X" : "F", 1);
+  fuzz_log_put(&whole.log, whole.failed ? "X" : "F", 1);
 
   /* Chunked: an empty feed first (a no-op), then the chunk cycle. */
   struct run split = {max, false, {NULL, 0, 0}};
@@ -177,9 +150,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   sse_finish(p);
   sse_free(p);
-  log_put(&split.log, split.failed ? "X" : "F", 1);
+  fuzz_log_put(&split.log, split.failed ? "X" : "F", 1);
 
-  struct log ref = {NULL, 0, 0};
+  struct fuzz_log ref = {NULL, 0, 0};
   reference(stream, len, max, &ref);
 
   CHECK(whole.log.len == split.log.len);
