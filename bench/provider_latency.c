@@ -366,7 +366,7 @@ static bool parse_options(struct options *o, int argc, char **argv) {
   o->turns = 100;
   o->timeout_s = 120;
   o->target = TARGET_TURND;
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* each option takes a value */
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     uint64_t n;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -402,7 +402,6 @@ static bool parse_options(struct options *o, int argc, char **argv) {
               usage);
       return false;
     }
-    i++;
   }
   if (o->url == NULL ||
       !load_args_url(o->url, o->host, sizeof o->host, o->port, sizeof o->port)) {
