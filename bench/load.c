@@ -5,13 +5,13 @@
  * load_run.c does the run. Exit status: 0 when every turn ended well, 1 if not. */
 #include "load_args.h"
 #include "load_run.h"
+#include "load_stats.h"
 
 #include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #define KIB_PER_MIB 1024.0
 #define FDS_SPARE   64 /* descriptors beyond one per slot: stdio, the loop, /proc */
@@ -176,31 +176,12 @@ static char *build_request(const struct options *o, size_t *len) {
 
 /* One descriptor per slot: raise the soft limit as far as the hard one allows. */
 static void raise_fd_limit(unsigned concurrency) {
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
-  rlim_t want = (rlim_t)concurrency + FDS_SPARE;
-  if (rl.rlim_cur >= want) return;
-  rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &rl);
-  if (rl.rlim_cur < want)
+  uint64_t want = (uint64_t)concurrency + FDS_SPARE, got = load_stats_raise_fds(want);
+  if (got < want)
     fprintf(stderr,
             "bench-load: only %llu file descriptors for %u connections; "
             "raise the hard limit (ulimit -Hn)\n",
-            (unsigned long long)rl.rlim_cur, concurrency);
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Nearest-rank percentile of sorted v[0..n), in milliseconds; 0 when n == 0. */
-static double pct_ms(const uint64_t *v, size_t n, double p) {
-  if (n == 0) return 0;
-  size_t rank = (size_t)(p / 100.0 * (double)n + 0.999999);
-  if (rank == 0) rank = 1;
-  if (rank > n) rank = n;
-  return (double)v[rank - 1] / 1e6;
+            (unsigned long long)got, concurrency);
 }
 
 /* The figures the report and the kv file share. */
@@ -221,14 +202,14 @@ static void compute(const struct options *o, struct load_result *res, struct fig
     f->events_per_s = (double)res->events / res->wall_s;
     f->mb_per_s = (double)res->body_bytes / 1e6 / res->wall_s;
   }
-  qsort(res->ttfb_ns, res->n_ttfb, sizeof *res->ttfb_ns, cmp_u64);
-  qsort(res->turn_ns, res->n_turn, sizeof *res->turn_ns, cmp_u64);
-  f->ttfb_p50 = pct_ms(res->ttfb_ns, res->n_ttfb, 50);
-  f->ttfb_p99 = pct_ms(res->ttfb_ns, res->n_ttfb, 99);
-  f->ttfb_max = pct_ms(res->ttfb_ns, res->n_ttfb, 100);
-  f->turn_p50 = pct_ms(res->turn_ns, res->n_turn, 50);
-  f->turn_p99 = pct_ms(res->turn_ns, res->n_turn, 99);
-  f->turn_max = pct_ms(res->turn_ns, res->n_turn, 100);
+  load_stats_sort(res->ttfb_ns, res->n_ttfb);
+  load_stats_sort(res->turn_ns, res->n_turn);
+  f->ttfb_p50 = load_stats_pct_ms(res->ttfb_ns, res->n_ttfb, 50);
+  f->ttfb_p99 = load_stats_pct_ms(res->ttfb_ns, res->n_ttfb, 99);
+  f->ttfb_max = load_stats_pct_ms(res->ttfb_ns, res->n_ttfb, 100);
+  f->turn_p50 = load_stats_pct_ms(res->turn_ns, res->n_turn, 50);
+  f->turn_p99 = load_stats_pct_ms(res->turn_ns, res->n_turn, 99);
+  f->turn_max = load_stats_pct_ms(res->turn_ns, res->n_turn, 100);
   f->hold =
       o->cfg.turns < o->cfg.concurrency ? (unsigned)o->cfg.turns : o->cfg.concurrency;
   /* Per live turn only when every turn was live at once: otherwise the turns that

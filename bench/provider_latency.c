@@ -12,6 +12,7 @@
 #include "load_answer.h"
 #include "load_args.h"
 #include "load_lines.h"
+#include "load_stats.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -22,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -480,30 +480,7 @@ static bool resolve(const struct options *o, struct bench *b) {
   return true;
 }
 
-static void raise_fd_limit(unsigned turns) {
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
-  rlim_t want = (rlim_t)turns + FDS_SPARE;
-  if (rl.rlim_cur >= want) return;
-  rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &rl);
-}
-
 /* -------------------------------------------------------------- report */
-
-static int cmp_u64(const void *x, const void *y) {
-  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-  return a < b ? -1 : a > b;
-}
-
-/* Nearest-rank percentile of sorted v[0..n), in milliseconds; 0 when n == 0. */
-static double pct_ms(const uint64_t *v, size_t n, double p) {
-  if (n == 0) return 0;
-  size_t rank = (size_t)(p / 100.0 * (double)n + 0.999999);
-  if (rank == 0) rank = 1;
-  if (rank > n) rank = n;
-  return (double)v[rank - 1] / 1e6;
-}
 
 struct figures {
   size_t n;                              /* deltas they are of */
@@ -512,16 +489,16 @@ struct figures {
 
 /* Sorts v[0..n) and fills *f from it. */
 static void figures_of(uint64_t *v, size_t n, struct figures *f) {
-  qsort(v, n, sizeof *v, cmp_u64);
+  load_stats_sort(v, n);
   double sum = 0;
   for (size_t i = 0; i < n; i++)
     sum += (double)v[i];
   f->n = n;
-  f->p50 = pct_ms(v, n, 50);
-  f->p90 = pct_ms(v, n, 90);
-  f->p99 = pct_ms(v, n, 99);
-  f->p999 = pct_ms(v, n, 99.9);
-  f->max = pct_ms(v, n, 100);
+  f->p50 = load_stats_pct_ms(v, n, 50);
+  f->p90 = load_stats_pct_ms(v, n, 90);
+  f->p99 = load_stats_pct_ms(v, n, 99);
+  f->p999 = load_stats_pct_ms(v, n, 99.9);
+  f->max = load_stats_pct_ms(v, n, 100);
   f->mean = n > 0 ? sum / (double)n / 1e6 : 0;
 }
 
@@ -639,7 +616,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench-provider-latency: cannot set the run up\n");
     return 2;
   }
-  raise_fd_limit(o.turns);
+  load_stats_raise_fds((uint64_t)o.turns + FDS_SPARE);
   struct timeval limit = {(time_t)o.timeout_s, 0};
   evtimer_add(b->deadline, &limit);
   b->open = o.turns;
