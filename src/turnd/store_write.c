@@ -28,8 +28,13 @@ static const char *const write_what[WRITE__COUNT] = {
     [WRITE_TURN_ENDED] = "turn end",
 };
 
-/* WAL pages after which the checkpointer copies the log back into the database. */
+/* The checkpointer is asked to copy the log back into the database each time
+ * it grew by this many frames (pages). */
 #define CHECKPOINT_PAGES 2000
+/* A log this long (about 32 MiB) is checkpointed by the writer itself: with no
+ * commit running beside it, that checkpoint reaches the log's end (unless a
+ * reader still needs old frames), and the next commit starts the log over. */
+#define WAL_CAP_FRAMES (4 * CHECKPOINT_PAGES)
 
 static void say(sqlite3 *db, const char *what) {
   /* SQLite's message names the failure, never the values bound. */
@@ -62,12 +67,20 @@ static void *checkpoint_main(void *arg) {
   return NULL;
 }
 
-/* sqlite3_wal_hook: runs on the writer's thread after each commit. */
+/* sqlite3_wal_hook: runs on the writer's thread after each commit, with the
+ * frames now in the log (fewer than before once the log started over). */
 static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages) {
-  (void)db;
   (void)name;
   struct checkpointer *cp = arg;
-  if (pages < CHECKPOINT_PAGES) return SQLITE_OK;
+  if (pages >= WAL_CAP_FRAMES) {
+    /* Busy when the checkpointer is at it: the next commit tries again. */
+    sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    return SQLITE_OK;
+  }
+  if (pages < cp->ask_at - CHECKPOINT_PAGES) cp->ask_at = CHECKPOINT_PAGES; /* over */
+  if (pages < cp->ask_at) return SQLITE_OK;
+  /* Once per CHECKPOINT_PAGES of growth: each checkpoint syncs the disk twice. */
+  cp->ask_at = pages + CHECKPOINT_PAGES;
   pthread_mutex_lock(&cp->lock);
   cp->due = true;
   pthread_cond_signal(&cp->wake);
@@ -76,8 +89,12 @@ static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages) {
 }
 
 static int checkpointer_start(struct checkpointer *cp, const char *path) {
+  /* A connection that has not read yet does not know the database is in WAL
+   * mode, and its checkpoints do nothing: it reads once here. */
+  cp->ask_at = CHECKPOINT_PAGES;
   if (sqlite3_open_v2(path, &cp->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-      SQLITE_OK)
+          SQLITE_OK ||
+      exec(cp->db, "SELECT 1 FROM sqlite_schema LIMIT 1") != 0)
     return -1;
   if (pthread_mutex_init(&cp->lock, NULL) != 0) return -1;
   if (pthread_cond_init(&cp->wake, NULL) != 0) {
@@ -195,7 +212,7 @@ int writer_start(struct writer *w, const char *path, char *err, size_t cap) {
   }
   /* synchronous is per connection. NORMAL in WAL mode loses nothing committed
    * when the process dies; only a power cut can take the last commits back. The
-   * writer never checkpoints: the checkpointer does, off its path. */
+   * checkpointer checkpoints, off the writer's path (but see WAL_CAP_FRAMES). */
   if (exec(w->db, "PRAGMA synchronous = NORMAL") != 0 ||
       exec(w->db, "PRAGMA wal_autocheckpoint = 0") != 0) {
     snprintf(err, cap, "cannot set up %s: %s", path, sqlite3_errmsg(w->db));

@@ -8,7 +8,10 @@
  *   loop:    store_reap: done list -> the owners of events, then freed
  *
  * A second thread checkpoints the WAL with a third connection, so the writer
- * never waits for the checkpoint's syncs either. */
+ * seldom waits for the checkpoint's syncs either. Under steady writes that
+ * checkpoint never catches up with the log's end, and SQLite starts the log
+ * over only once one has: past WAL_CAP_FRAMES the writer checkpoints itself,
+ * between two of its commits, which bounds the log. */
 #ifndef TURND_STORE_WRITE_H
 #define TURND_STORE_WRITE_H
 
@@ -49,6 +52,8 @@ struct checkpointer {
   pthread_mutex_t lock;
   pthread_cond_t wake;
   sqlite3 *db;  /* the thread's own connection */
+  int ask_at;   /* WAL frames at which the writer asks for the next checkpoint
+                 * (the writer's thread alone reads and sets it) */
   bool due;     /* a checkpoint is asked for */
   bool stop;    /* the store is closing */
   bool started; /* thread runs; lock and wake are set up */

@@ -1,0 +1,144 @@
+/* DIR/turnd.db's write-ahead log (src/turnd/store.c, store_write.c): under
+ * steady writes it stays bounded, its frames reach the database file while the
+ * store is open, and what was written reads back whole. Each test has a fresh
+ * folder. */
+#define _XOPEN_SOURCE 700 /* mkdtemp */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "turnd/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* One chunk: 40 KiB of lines, about ten pages of the database. */
+#define CHUNK_BYTES (40 * 1024)
+/* Chunks each test writes: about 80 MiB, well past the log's bound of about
+ * 32 MiB, so a log that is never started over would show. */
+#define CHUNKS 2000
+/* The log's bound (see WAL_CAP_FRAMES), with room for the commits that run
+ * while the writer's own checkpoint is refused by the checkpointer's. */
+#define WAL_BOUND_BYTES (40L * 1024 * 1024)
+
+struct fixture {
+  char dir[64];
+  struct store *st;
+  char *lines;
+};
+
+static int setup(void **state) {
+  struct fixture *fx = calloc(1, sizeof *fx);
+  if (fx == NULL) return -1;
+  snprintf(fx->dir, sizeof fx->dir, "/tmp/turnd-store-XXXXXX");
+  if (mkdtemp(fx->dir) == NULL) return -1;
+  char err[256];
+  fx->st = store_open(fx->dir, err, sizeof err);
+  fx->lines = malloc(CHUNK_BYTES);
+  *state = fx;
+  if (fx->st == NULL || fx->lines == NULL) return -1;
+  /* 40 one-line events of 1 KiB: enough to fill pages, checkable on read. */
+  for (size_t i = 0; i < CHUNK_BYTES; i++)
+    fx->lines[i] = (i + 1) % 1024 == 0 ? '\n' : (char)('a' + i % 26);
+  return store_turn_add(fx->st, "t-1", "s-1", 1) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  struct fixture *fx = *state;
+  store_close(fx->st);
+  static const char *const files[] = {"turnd.db", "turnd.db-wal", "turnd.db-shm",
+                                      "turnd.lock"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", fx->dir, files[i]);
+    remove(path);
+  }
+  rmdir(fx->dir);
+  free(fx->lines);
+  free(fx);
+  return 0;
+}
+
+static long file_size(const struct fixture *fx, const char *name) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/%s", fx->dir, name);
+  struct stat sb;
+  return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* Chunk i holds events 40 i .. 40 i + 39; each is committed alone, as a turn's
+ * chunks are when its deltas come one per loop pass. */
+static void write_chunks(struct fixture *fx, size_t from, size_t to) {
+  for (size_t i = from; i < to; i++) {
+    assert_int_equal(
+        store_events_add(fx->st, "t-1", 40 * i, 40, 1, fx->lines, CHUNK_BYTES, NULL), 0);
+    store_sync(fx->st);
+  }
+  store_reap(fx->st, NULL, NULL);
+}
+
+struct readback {
+  const struct fixture *fx;
+  uint64_t next_seq;
+  size_t chunks;
+};
+
+static int check_chunk(void *ctx, const char *turn, uint64_t first_seq, uint64_t n,
+                       uint64_t at_ms, const char *lines, size_t len) {
+  (void)at_ms;
+  struct readback *rb = ctx;
+  assert_string_equal(turn, "t-1");
+  assert_int_equal(first_seq, rb->next_seq);
+  assert_int_equal(n, 40);
+  assert_int_equal(len, CHUNK_BYTES);
+  assert_memory_equal(lines, rb->fx->lines, CHUNK_BYTES);
+  rb->next_seq += n;
+  rb->chunks++;
+  return 0;
+}
+
+/* A log that only grows would reach CHUNKS * CHUNK_BYTES: under writes that
+ * never pause it is checkpointed to its end and started over. */
+static void steady_writes_keep_the_log_bounded(void **state) {
+  struct fixture *fx = *state;
+  write_chunks(fx, 0, CHUNKS);
+  long wal = file_size(fx, "turnd.db-wal");
+  assert_true(wal > 0);
+  assert_true(wal < WAL_BOUND_BYTES);
+  struct readback rb = {.fx = fx};
+  assert_int_equal(store_turn_events_each(fx->st, "t-1", 0, check_chunk, &rb), 0);
+  assert_int_equal(rb.chunks, CHUNKS);
+}
+
+/* The checkpointer copies the log into the database while the store is open;
+ * the writer's own checkpoint only starts past the log's bound, which 20 MiB
+ * does not reach. Its thread is waited for, one tenth of a second at a time. */
+static void the_checkpointer_fills_the_database(void **state) {
+  struct fixture *fx = *state;
+  write_chunks(fx, 0, 500);
+  long want = 8L * 1024 * 1024; /* the 2000 pages that ask for a checkpoint */
+  for (int i = 0; i < 600 && file_size(fx, "turnd.db") < want; i++)
+    nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+  assert_true(file_size(fx, "turnd.db") >= want);
+  struct readback rb = {.fx = fx};
+  assert_int_equal(store_turn_events_each(fx->st, "t-1", 0, check_chunk, &rb), 0);
+  assert_int_equal(rb.chunks, 500);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(steady_writes_keep_the_log_bounded, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(the_checkpointer_fills_the_database, setup,
+                                      teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
