@@ -263,7 +263,15 @@ int main(int argc, char **argv) {
   struct event *sigs[2] = {NULL, NULL};
   struct evhttp_bound_socket *bound = NULL;
   int rv = 1;
-  f.base = event_base_new();
+  /* Timers to the microsecond (a timerfd) rather than epoll's millisecond: a
+   * paced stream's events go out on their own schedule, not with every other
+   * stream's due within the same millisecond. */
+  struct event_config *cfg = event_config_new();
+  if (cfg != NULL) {
+    event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+    f.base = event_base_new_with_config(cfg);
+    event_config_free(cfg);
+  }
   if (f.base == NULL || (f.http = evhttp_new(f.base)) == NULL ||
       streams_init(&f.streams, f.base) != 0) {
     fprintf(stderr, "fake-provider: out of memory\n");
