@@ -10,7 +10,10 @@
 # spread out, then one turn alone (turnd's floor); then the same streams read
 # from the fake provider directly, without turnd (one hop): the baseline. About
 # a minute in all. It builds nothing: `make bench-provider` builds first. Prints
-# each report, then the figures beside the target. Exit status: 1 if a turn
+# each report, then the figures beside the target, with turnd's CPU time per
+# delta (its threads' run time from /proc) and the share of the machine's CPU
+# time the hypervisor took during each run (steal, from /proc/stat): on a small
+# virtual machine that share, not turnd, decides the tail. Exit status: 1 if a turn
 # failed (or, with LATENCY_STRICT=1, the target was missed), else 0.
 #
 # Knobs (environment): LATENCY_TURNS (turns at once, 100), LATENCY_DELTAS (per
@@ -90,12 +93,35 @@ start_turnd() { # provider
   turnd_url=$(await_listen "$tmp/turnd-$p.out" turnd)
 }
 
+kv() { sed -n "s/^$2=//p" "$tmp/$1.kv" 2>/dev/null || true; } # empty if the run broke
+# The machine's steal and all CPU time, in ticks: on a virtual machine the
+# hypervisor's share (steal) is time no process here ran, whatever it was due.
+cpu_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat; }
+# The CPU time turnd's threads have used, in microseconds.
+turnd_cpu_us() {
+  cat /proc/"$turnd_pid"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s / 1000 }'
+}
+
 failed=0
 measure() { # name label bench-options...
-  local name=$1 label=$2
+  local name=$1 label=$2 before after used=""
   shift 2
   echo
+  before=$(cpu_ticks)
+  if [[ -n $turnd_pid ]]; then used=$(turnd_cpu_us); fi
   "$bench" --text "$text" --kv "$tmp/$name.kv" --label "$label" "$@" || failed=1
+  after=$(cpu_ticks)
+  awk -v b="$before" -v a="$after" 'BEGIN {
+    split(b, x, " "); split(a, y, " ")
+    printf "steal_pct=%.0f\n", (y[2] > x[2]) ? 100 * (y[1] - x[1]) / (y[2] - x[2]) : 0
+  }' >>"$tmp/$name.kv"
+  if [[ -n $used ]]; then
+    used=$(($(turnd_cpu_us) - used))
+    awk -v u="$used" -v n="$(kv "$name" stamps)" \
+      'BEGIN { if (n > 0) printf "turnd_us_per_delta=%.0f\n", u / n }' >>"$tmp/$name.kv"
+  fi
+  echo "machine      $(kv "$name" steal_pct)% of CPU time taken by the hypervisor (steal)" \
+    "${used:+; turnd used $(kv "$name" turnd_us_per_delta) us of CPU per delta}"
 }
 
 for p in anthropic openai; do
@@ -122,7 +148,6 @@ done
 stop "$fake_pid"
 fake_pid=""
 
-kv() { sed -n "s/^$2=//p" "$tmp/$1.kv" 2>/dev/null || true; } # empty if the run broke
 figures() { # name [mid_]: "p50 / p99 / max ms (deltas)"
   echo "$(kv "$1" "${2:-}p50_ms") / $(kv "$1" "${2:-}p99_ms") / $(kv "$1" "${2:-}max_ms") ms" \
     "($(kv "$1" "${2:-}stamps"))"
@@ -138,6 +163,8 @@ verdict() { # name label
     missed=1
   fi
   echo "            mid-run $(figures "$1" mid_)"
+  echo "            turnd's CPU $(kv "$1" turnd_us_per_delta) us per delta;" \
+    "steal $(kv "$1" steal_pct)% (baseline's run: $(kv "$1-direct" steal_pct)%)"
   echo "            baseline without turnd: $(figures "$1-direct"), mid-run" \
     "$(figures "$1-direct" mid_)"
 }
