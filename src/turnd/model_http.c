@@ -26,6 +26,7 @@ struct model_http {
   CURLM *multi;
   struct event *timer;      /* libcurl's timeout */
   struct model_call *calls; /* every call in flight */
+  size_t waiting;           /* calls started inside libcurl, not yet handed to it */
   int in_curl;              /* > 0 while libcurl runs our callbacks */
 };
 
@@ -44,6 +45,7 @@ struct model_call {
   char *err_body;     /* a non-2xx answer's first bytes */
   size_t err_len;
   bool added;   /* the easy handle is in the multi */
+  bool waiting; /* started inside libcurl's callbacks: add_waiting hands it over */
   bool content; /* text, reasoning or a tool call was handed out */
   bool over;    /* the last event was handed out */
   bool aborted; /* the owner is gone: no more events; ends when libcurl returns */
@@ -54,6 +56,7 @@ struct model_call {
 
 static void call_free(struct model_call *c) {
   struct model_http *mh = c->mh;
+  if (c->waiting) mh->waiting--;
   if (c->prev != NULL)
     c->prev->next = c->next;
   else
@@ -207,29 +210,33 @@ static void reap(struct model_http *mh) {
 }
 
 /* Hands libcurl the calls started while it ran our callbacks (it refuses a
- * handle added from inside them). One that it refuses now fails. */
+ * handle added from inside them). One that it refuses now fails. This runs
+ * after every socket action, so the walk over all calls waits for a call that
+ * needs it: with thousands in flight, a delta would pay for each. */
 static void add_waiting(struct model_http *mh) {
-  bool again = true;
-  while (again) { /* a failure's callback may start another call */
-    again = false;
-    for (struct model_call *c = mh->calls; c != NULL; c = c->next) {
-      if (c->added) continue;
-      if (c->aborted) { /* given up before libcurl ever had it */
-        call_free(c);
-        again = true;
-        break;
-      }
-      if (curl_multi_add_handle(mh->multi, c->easy) == CURLM_OK) {
-        c->added = true;
-        continue;
-      }
+  struct model_call *c = mh->calls;
+  while (mh->waiting > 0 && c != NULL) {
+    struct model_call *next = c->next;
+    if (!c->waiting) {
+      c = next;
+      continue;
+    }
+    if (c->aborted) { /* given up before libcurl ever had it */
+      call_free(c);
+    } else if (curl_multi_add_handle(mh->multi, c->easy) == CURLM_OK) {
+      c->added = true;
+      c->waiting = false;
+      mh->waiting--;
+    } else {
+      c->waiting = false;
+      mh->waiting--;
       mh->in_curl++;
       fail(c, "turnd could not start the request", false, -1);
       mh->in_curl--;
       call_free(c);
-      again = true;
-      break;
+      next = mh->calls; /* a failure's callback may have started another call */
     }
+    c = next;
   }
 }
 
@@ -373,7 +380,11 @@ struct model_call *model_call_start(struct model_http *mh,
   /* A stream that sends nothing for this long is stalled (providers ping). */
   curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)spec->stall_timeout_s);
-  if (mh->in_curl > 0) return c; /* libcurl is busy with us: added when it returns */
+  if (mh->in_curl > 0) { /* libcurl is busy with us: added when it returns */
+    c->waiting = true;
+    mh->waiting++;
+    return c;
+  }
   if (curl_multi_add_handle(mh->multi, e) != CURLM_OK) {
     call_free(c);
     return NULL;
