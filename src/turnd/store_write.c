@@ -36,6 +36,24 @@ static const char *const write_what[WRITE__COUNT] = {
  * reader still needs old frames), and the next commit starts the log over. */
 #define WAL_CAP_FRAMES (4 * CHECKPOINT_PAGES)
 
+/* Asks the checkpointer for a run. */
+static void checkpointer_ask(struct checkpointer *cp) {
+  pthread_mutex_lock(&cp->lock);
+  cp->due = true;
+  pthread_cond_signal(&cp->wake);
+  pthread_mutex_unlock(&cp->lock);
+}
+
+/* Whether the checkpointer is neither running nor asked to; *runs: its runs so
+ * far. */
+static bool checkpointer_idle(struct checkpointer *cp, uint64_t *runs) {
+  pthread_mutex_lock(&cp->lock);
+  bool idle = !cp->due && !cp->running;
+  *runs = cp->runs;
+  pthread_mutex_unlock(&cp->lock);
+  return idle;
+}
+
 static void say(sqlite3 *db, const char *what) {
   /* SQLite's message names the failure, never the values bound. */
   fprintf(stderr, "turnd: store: %s: %s\n", what, sqlite3_errmsg(db));
@@ -58,33 +76,52 @@ static void *checkpoint_main(void *arg) {
       pthread_cond_wait(&cp->wake, &cp->lock);
     if (cp->stop) break;
     cp->due = false;
+    cp->running = true;
     pthread_mutex_unlock(&cp->lock);
     /* PASSIVE: copies what no reader needs and never waits for the writer. */
     sqlite3_wal_checkpoint_v2(cp->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     pthread_mutex_lock(&cp->lock);
+    cp->running = false;
+    cp->runs++;
   }
   pthread_mutex_unlock(&cp->lock);
   return NULL;
 }
 
 /* sqlite3_wal_hook: runs on the writer's thread after each commit, with the
- * frames now in the log (fewer than before once the log started over). */
+ * frames now in the log (fewer than before once the log started over).
+ *
+ * Below WAL_CAP_FRAMES the checkpointer is asked for a run once per
+ * CHECKPOINT_PAGES of growth (each run syncs the disk twice). At the cap the
+ * writer must checkpoint itself, and how long it pauses is what that checkpoint
+ * has left to copy and sync; so first the checkpointer, once idle, is asked for
+ * a run (catching_up), and once that run is over the writer copies only what
+ * was committed during it. If a reader still held frames, the log did not
+ * start over and the next commit asks again. */
 static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages) {
   (void)name;
   struct checkpointer *cp = arg;
+  if (pages < cp->last_pages) { /* the log started over */
+    cp->ask_at = CHECKPOINT_PAGES;
+    cp->catching_up = false;
+  }
+  cp->last_pages = pages;
   if (pages >= WAL_CAP_FRAMES) {
-    /* Busy when the checkpointer is at it: the next commit tries again. */
-    sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    uint64_t runs;
+    if (!checkpointer_idle(cp, &runs)) return SQLITE_OK; /* the next commit looks */
+    if (!cp->catching_up) {
+      cp->catching_up = true;
+      cp->cap_run = runs + 1;
+      checkpointer_ask(cp);
+    } else if (runs >= cp->cap_run) {
+      cp->catching_up = false;
+      sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    }
     return SQLITE_OK;
   }
-  if (pages < cp->ask_at - CHECKPOINT_PAGES) cp->ask_at = CHECKPOINT_PAGES; /* over */
   if (pages < cp->ask_at) return SQLITE_OK;
-  /* Once per CHECKPOINT_PAGES of growth: each checkpoint syncs the disk twice. */
   cp->ask_at = pages + CHECKPOINT_PAGES;
-  pthread_mutex_lock(&cp->lock);
-  cp->due = true;
-  pthread_cond_signal(&cp->wake);
-  pthread_mutex_unlock(&cp->lock);
+  checkpointer_ask(cp);
   return SQLITE_OK;
 }
 

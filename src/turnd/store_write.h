@@ -51,12 +51,18 @@ struct checkpointer {
   pthread_t thread;
   pthread_mutex_t lock;
   pthread_cond_t wake;
-  sqlite3 *db;  /* the thread's own connection */
-  int ask_at;   /* WAL frames at which the writer asks for the next checkpoint
-                 * (the writer's thread alone reads and sets it) */
-  bool due;     /* a checkpoint is asked for */
-  bool stop;    /* the store is closing */
-  bool started; /* thread runs; lock and wake are set up */
+  sqlite3 *db; /* the thread's own connection */
+  /* The writer's thread alone reads and sets these (see on_wal_commit). */
+  int last_pages;   /* WAL frames after the last commit */
+  int ask_at;       /* WAL frames at which the writer asks for the next run */
+  bool catching_up; /* at the cap: waiting for run cap_run to end */
+  uint64_t cap_run;
+  /* Guarded by lock. */
+  uint64_t runs; /* runs finished */
+  bool running;  /* a run is under way */
+  bool due;      /* a run is asked for */
+  bool stop;     /* the store is closing */
+  bool started;  /* thread runs; lock and wake are set up */
 };
 
 struct writer {
