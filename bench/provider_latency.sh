@@ -96,10 +96,14 @@ start_turnd() { # provider
 kv() { sed -n "s/^$2=//p" "$tmp/$1.kv" 2>/dev/null || true; } # empty if the run broke
 # The machine's steal and all CPU time, in ticks: on a virtual machine the
 # hypervisor's share (steal) is time no process here ran, whatever it was due.
-cpu_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print $9, t }' /proc/stat; }
-# The CPU time turnd's threads have used, in microseconds.
+# (user, nice, system, idle, iowait, irq, softirq and steal: guest time is
+# already in user and nice).
+cpu_ticks() { awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print $9, t }' /proc/stat; }
+# The CPU time turnd's threads have used, in microseconds (0 once it is gone:
+# the run's failure is reported, not this).
 turnd_cpu_us() {
-  cat /proc/"$turnd_pid"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s / 1000 }'
+  { cat /proc/"$turnd_pid"/task/*/schedstat 2>/dev/null || true; } |
+    awk '{ s += $1 } END { printf "%d\n", s / 1000 }'
 }
 
 failed=0

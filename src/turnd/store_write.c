@@ -35,6 +35,10 @@ static const char *const write_what[WRITE__COUNT] = {
  * commit running beside it, that checkpoint reaches the log's end (unless a
  * reader still needs old frames), and the next commit starts the log over. */
 #define WAL_CAP_FRAMES (4 * CHECKPOINT_PAGES)
+/* Past this (about 64 MiB), when the disk is too slow for the checkpointer to
+ * keep up, the writer waits for the checkpointer's run to end rather than let
+ * the log grow: the log's hard bound. */
+#define WAL_HARD_FRAMES (2 * WAL_CAP_FRAMES)
 
 /* Asks the checkpointer for a run. */
 static void checkpointer_ask(struct checkpointer *cp) {
@@ -44,12 +48,13 @@ static void checkpointer_ask(struct checkpointer *cp) {
   pthread_mutex_unlock(&cp->lock);
 }
 
-/* Whether the checkpointer is neither running nor asked to; *runs: its runs so
- * far. */
-static bool checkpointer_idle(struct checkpointer *cp, uint64_t *runs) {
+/* Whether the checkpointer is neither running nor asked to; with wait, it
+ * waits until so. */
+static bool checkpointer_idle(struct checkpointer *cp, bool wait) {
   pthread_mutex_lock(&cp->lock);
+  while (wait && (cp->due || cp->running))
+    pthread_cond_wait(&cp->done, &cp->lock);
   bool idle = !cp->due && !cp->running;
-  *runs = cp->runs;
   pthread_mutex_unlock(&cp->lock);
   return idle;
 }
@@ -82,7 +87,7 @@ static void *checkpoint_main(void *arg) {
     sqlite3_wal_checkpoint_v2(cp->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     pthread_mutex_lock(&cp->lock);
     cp->running = false;
-    cp->runs++;
+    pthread_cond_broadcast(&cp->done);
   }
   pthread_mutex_unlock(&cp->lock);
   return NULL;
@@ -96,8 +101,9 @@ static void *checkpoint_main(void *arg) {
  * writer must checkpoint itself, and how long it pauses is what that checkpoint
  * has left to copy and sync; so first the checkpointer, once idle, is asked for
  * a run (catching_up), and once that run is over the writer copies only what
- * was committed during it. If a reader still held frames, the log did not
- * start over and the next commit asks again. */
+ * was committed during it. Only the writer asks, so the checkpointer is idle
+ * again only once the run it asked for is over. If a reader still held frames,
+ * the log did not start over and the next commit asks again. */
 static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages) {
   (void)name;
   struct checkpointer *cp = arg;
@@ -107,13 +113,12 @@ static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages) {
   }
   cp->last_pages = pages;
   if (pages >= WAL_CAP_FRAMES) {
-    uint64_t runs;
-    if (!checkpointer_idle(cp, &runs)) return SQLITE_OK; /* the next commit looks */
-    if (!cp->catching_up) {
+    if (!checkpointer_idle(cp, pages >= WAL_HARD_FRAMES))
+      return SQLITE_OK; /* the next commit looks again */
+    if (!cp->catching_up && pages < WAL_HARD_FRAMES) {
       cp->catching_up = true;
-      cp->cap_run = runs + 1;
       checkpointer_ask(cp);
-    } else if (runs >= cp->cap_run) {
+    } else {
       cp->catching_up = false;
       sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     }
@@ -138,7 +143,13 @@ static int checkpointer_start(struct checkpointer *cp, const char *path) {
     pthread_mutex_destroy(&cp->lock);
     return -1;
   }
+  if (pthread_cond_init(&cp->done, NULL) != 0) {
+    pthread_cond_destroy(&cp->wake);
+    pthread_mutex_destroy(&cp->lock);
+    return -1;
+  }
   if (pthread_create(&cp->thread, NULL, checkpoint_main, cp) != 0) {
+    pthread_cond_destroy(&cp->done);
     pthread_cond_destroy(&cp->wake);
     pthread_mutex_destroy(&cp->lock);
     return -1;
@@ -154,6 +165,7 @@ static void checkpointer_stop(struct checkpointer *cp) {
     pthread_cond_signal(&cp->wake);
     pthread_mutex_unlock(&cp->lock);
     pthread_join(cp->thread, NULL);
+    pthread_cond_destroy(&cp->done);
     pthread_cond_destroy(&cp->wake);
     pthread_mutex_destroy(&cp->lock);
     cp->started = false;

@@ -11,7 +11,8 @@
  * seldom waits for the checkpoint's syncs either. Under steady writes that
  * checkpoint never catches up with the log's end, and SQLite starts the log
  * over only once one has: past WAL_CAP_FRAMES the writer checkpoints itself,
- * between two of its commits, which bounds the log. */
+ * between two of its commits, and past WAL_HARD_FRAMES it also waits for the
+ * checkpointer first, which bounds the log whatever the disk's speed. */
 #ifndef TURND_STORE_WRITE_H
 #define TURND_STORE_WRITE_H
 
@@ -50,19 +51,18 @@ struct write_list {
 struct checkpointer {
   pthread_t thread;
   pthread_mutex_t lock;
-  pthread_cond_t wake;
-  sqlite3 *db; /* the thread's own connection */
+  pthread_cond_t wake; /* due, or stop */
+  pthread_cond_t done; /* a run ended */
+  sqlite3 *db;         /* the thread's own connection */
   /* The writer's thread alone reads and sets these (see on_wal_commit). */
   int last_pages;   /* WAL frames after the last commit */
   int ask_at;       /* WAL frames at which the writer asks for the next run */
-  bool catching_up; /* at the cap: waiting for run cap_run to end */
-  uint64_t cap_run;
+  bool catching_up; /* at the cap: the writer asked for a run and waits for its end */
   /* Guarded by lock. */
-  uint64_t runs; /* runs finished */
-  bool running;  /* a run is under way */
-  bool due;      /* a run is asked for */
-  bool stop;     /* the store is closing */
-  bool started;  /* thread runs; lock and wake are set up */
+  bool running; /* a run is under way */
+  bool due;     /* a run is asked for */
+  bool stop;    /* the store is closing */
+  bool started; /* thread runs; lock and wake are set up */
 };
 
 struct writer {
