@@ -1,14 +1,19 @@
 /* bench-provider-latency: how long a provider's text delta takes to leave turnd as
  * a `text` line. It starts M turns at once whose model is the fake provider's
  * "timed" scenario: each delta's text is "t=NS ", NS being the fake's
- * CLOCK_MONOTONIC when it handed the delta to libevent. For every stamp in every
- * text event it records (receive time - NS) on the same clock, so a figure is
- * provider -> turnd -> us, two loopback hops included: an upper bound of what
- * turnd's loop adds. With --direct it reads the fake provider's own streams
- * instead (one hop, no turnd): the baseline to subtract. Figures are given for
- * every delta and for those sent while every turn streamed (no turn starting or
- * ending then). One libevent loop, plain non-blocking sockets, the HTTP answer
- * read by load_answer.c. */
+ * CLOCK_MONOTONIC just before it writes the delta to its socket. For every stamp
+ * in every text event it records two figures on the same clock:
+ *  - leaving turnd: the kernel's receive stamp of the bytes on our socket
+ *    (SO_TIMESTAMPNS; on loopback, the moment turnd's send reached the kernel)
+ *    minus NS. That is the delta's whole stay in turnd, both loopback hops
+ *    included, and none of this process's own wake-up: the target's figure.
+ *  - read here: when recv() gave us the bytes, minus NS: what a client sees,
+ *    this process's scheduling included.
+ * With --direct it reads the fake provider's own streams instead (one hop, no
+ * turnd): the floor of the method. Figures are given for every delta and for
+ * those sent while every turn streamed (no turn starting or ending then). One
+ * libevent loop, plain non-blocking sockets, the HTTP answer read by
+ * load_answer.c. */
 #include "load_answer.h"
 #include "load_args.h"
 #include "load_lines.h"
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +38,9 @@
 #define STAMP_DIGITS 20            /* a uint64's decimal digits */
 #define ERRORS_SHOWN 5
 #define FDS_SPARE    64
+#ifndef SCM_TIMESTAMPNS /* glibc's headers name only the option; Linux's cmsg is it */
+#define SCM_TIMESTAMPNS SO_TIMESTAMPNS
+#endif
 
 static const char usage[] =
     "usage: bench-provider-latency --url http://HOST:PORT [options]\n"
@@ -45,8 +54,8 @@ static const char usage[] =
     "                 the baseline without turnd\n"
     "  --timeout S    seconds the whole run may take (default 120)\n"
     "  --kv FILE      also write the figures as key=value lines to FILE\n"
-    "  --dump FILE    write every delta as \"SENT_MS LATENCY_MS TURN\" to FILE, SENT_MS\n"
-    "                 from the run's start (to see when the slow ones came)\n"
+    "  --dump FILE    write every delta as \"SENT_MS LEAVING_MS READ_MS TURN\" to FILE,\n"
+    "                 SENT_MS from the run's start (to see when the slow ones came)\n"
     "  --label TEXT   a title for the report\n"
     "The environment's TURN_TOKEN, when set, is sent to turnd as the bearer token.\n";
 
@@ -94,13 +103,16 @@ struct bench {
   struct conn *conns;    /* o->turns */
   unsigned open;         /* connections not yet DONE */
   uint64_t t_read_ns;    /* when the bytes being fed were read */
-  uint64_t *lat_ns;      /* one per stamp; n <= cap */
+  uint64_t t_wire_ns;    /* when they reached our socket (the kernel's stamp) */
+  uint64_t *lat_ns;      /* one per stamp, to t_wire_ns; n <= cap */
+  uint64_t *read_lat_ns; /* one per stamp, to t_read_ns */
   uint64_t *sent_ns;     /* the stamp of each, for --dump */
   unsigned *turn;        /* the turn of each, for --dump */
-  size_t n, cap;         /* of lat_ns, sent_ns and turn */
+  size_t n, cap;         /* of lat_ns, read_lat_ns, sent_ns and turn */
+  uint64_t unstamped;    /* reads the kernel gave no stamp for: read time used */
   uint64_t text_events;  /* lines that carried at least one stamp */
   uint64_t coalesced;    /* lines that carried more than one */
-  uint64_t negative;     /* stamps later than their read: not the same clock? */
+  uint64_t negative;     /* stamps later than their bytes' arrival: not one clock? */
   uint64_t long_lines;   /* lines cut at LINE_CAP */
   uint64_t ok, failed;   /* turns */
   unsigned errors_shown; /* failures described on stderr so far */
@@ -124,15 +136,17 @@ static void *grow(void *p, size_t size) {
   return q;
 }
 
-static void record(struct conn *c, uint64_t sent, uint64_t lat) {
+static void record(struct conn *c, uint64_t sent) {
   struct bench *b = c->b;
   if (b->n == b->cap) {
     b->cap = b->cap > 0 ? b->cap * 2 : 65536;
     b->lat_ns = grow(b->lat_ns, b->cap * sizeof *b->lat_ns);
+    b->read_lat_ns = grow(b->read_lat_ns, b->cap * sizeof *b->read_lat_ns);
     b->sent_ns = grow(b->sent_ns, b->cap * sizeof *b->sent_ns);
     b->turn = grow(b->turn, b->cap * sizeof *b->turn);
   }
-  b->lat_ns[b->n] = lat;
+  b->lat_ns[b->n] = b->t_wire_ns - sent;
+  b->read_lat_ns[b->n] = b->t_read_ns - sent;
   b->sent_ns[b->n] = sent;
   b->turn[b->n++] = (unsigned)(c - b->conns);
 }
@@ -149,10 +163,10 @@ static void scan_stamps(struct conn *c, const char *line, size_t len) {
       ns = ns * 10 + (uint64_t)(line[j++] - '0');
     if (j == i + 2 || j >= len || line[j] != ' ') continue;
     found++;
-    if (ns > b->t_read_ns)
+    if (ns > b->t_wire_ns)
       b->negative++;
     else
-      record(c, ns, b->t_read_ns - ns);
+      record(c, ns);
     i = j;
   }
   c->stamps += found;
@@ -242,12 +256,44 @@ static void conn_end(struct conn *c, const char *why) {
   }
 }
 
+/* recv() into b->buf that also sets b->t_read_ns and b->t_wire_ns. The kernel
+ * stamps received bytes on CLOCK_REALTIME (TCP gives the stamp of the last
+ * segment read: never early for any byte in it); the deltas' stamps are on
+ * CLOCK_MONOTONIC, so the receive stamp is moved by how long ago it was on the
+ * real clock. Real is read before monotonic: any error makes a figure larger. */
+static ssize_t receive(struct bench *b, int fd) {
+  char control[CMSG_SPACE(sizeof(struct timespec))];
+  struct iovec iov = {.iov_base = b->buf, .iov_len = sizeof b->buf};
+  struct msghdr msg = {.msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = control,
+                       .msg_controllen = sizeof control};
+  ssize_t n = recvmsg(fd, &msg, 0);
+  struct timespec real;
+  clock_gettime(CLOCK_REALTIME, &real);
+  b->t_read_ns = now_ns(); /* every stamp in these bytes arrived by now */
+  b->t_wire_ns = b->t_read_ns;
+  if (n <= 0) return n;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_TIMESTAMPNS) continue;
+    struct timespec wire;
+    memcpy(&wire, CMSG_DATA(cm), sizeof wire);
+    int64_t ago_ns = ((int64_t)real.tv_sec - (int64_t)wire.tv_sec) * 1000000000 +
+                     ((int64_t)real.tv_nsec - (int64_t)wire.tv_nsec);
+    if (ago_ns >= 0 && (uint64_t)ago_ns <= b->t_read_ns) {
+      b->t_wire_ns = b->t_read_ns - (uint64_t)ago_ns;
+      return n;
+    }
+  }
+  b->unstamped++;
+  return n;
+}
+
 static void on_read(evutil_socket_t fd, short what, void *arg) {
   (void)what;
   struct conn *c = arg;
   struct bench *b = c->b;
-  ssize_t n = recv(fd, b->buf, sizeof b->buf, 0);
-  b->t_read_ns = now_ns(); /* first: every stamp in these bytes arrived by now */
+  ssize_t n = receive(b, fd);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
   if (n <= 0) {
     bool done = n == 0 && load_answer_eof(&c->answer) == LOAD_ANSWER_DONE;
@@ -309,6 +355,8 @@ static void conn_start(struct conn *c) {
     conn_end(c, "no socket");
     return;
   }
+  int on = 1; /* without stamps every figure falls back to the read time */
+  (void)setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
   c->rev = event_new(b->base, c->fd, EV_READ | EV_PERSIST, on_read, c);
   c->wev = event_new(b->base, c->fd, EV_WRITE, on_write, c);
   if (c->rev == NULL || c->wev == NULL) {
@@ -502,15 +550,25 @@ static void figures_of(uint64_t *v, size_t n, struct figures *f) {
   f->mean = n > 0 ? sum / (double)n / 1e6 : 0;
 }
 
-/* *all: every delta. *mid: the deltas sent while every turn was streaming
- * (after the last turn's first delta, before the first turn's last one), so
- * turns starting or ending (sessions made, messages stored) are not in it; n
- * is 0 when there is no such time. Sorts b->lat_ns. */
-static void compute(struct bench *b, struct figures *all, struct figures *mid) {
+/* One way of timing the deltas: over all of them, and mid-run. */
+struct timing {
+  struct figures all; /* every delta */
+  struct figures mid; /* the deltas sent while every turn was streaming (after
+                       * the last turn's first delta, before the first turn's
+                       * last one), so turns starting or ending (sessions made,
+                       * messages stored) are not in it; n is 0 when there is
+                       * no such time */
+};
+
+/* Both timings: *wire to the kernel's receive stamp, *read to our read. Sorts
+ * b->lat_ns and b->read_lat_ns, after which they no longer match b->sent_ns. */
+static void compute(struct bench *b, struct timing *wire, struct timing *read) {
   unsigned turns = b->o->turns;
+  size_t room = b->n > 0 ? b->n : 1;
   uint64_t *first = calloc(turns, sizeof *first), *last = calloc(turns, sizeof *last);
-  uint64_t *inside = malloc((b->n > 0 ? b->n : 1) * sizeof *inside);
-  if (first == NULL || last == NULL || inside == NULL) {
+  uint64_t *wire_mid = malloc(room * sizeof *wire_mid);
+  uint64_t *read_mid = malloc(room * sizeof *read_mid);
+  if (first == NULL || last == NULL || wire_mid == NULL || read_mid == NULL) {
     fprintf(stderr, "bench-provider-latency: out of memory\n");
     exit(2);
   }
@@ -525,13 +583,19 @@ static void compute(struct bench *b, struct figures *all, struct figures *mid) {
     if (last[t] < to) to = last[t];
   }
   size_t n = 0;
-  for (size_t i = 0; i < b->n; i++)
-    if (b->sent_ns[i] > from && b->sent_ns[i] < to) inside[n++] = b->lat_ns[i];
-  figures_of(inside, n, mid);
-  figures_of(b->lat_ns, b->n, all);
+  for (size_t i = 0; i < b->n; i++) {
+    if (b->sent_ns[i] <= from || b->sent_ns[i] >= to) continue;
+    wire_mid[n] = b->lat_ns[i];
+    read_mid[n++] = b->read_lat_ns[i];
+  }
+  figures_of(wire_mid, n, &wire->mid);
+  figures_of(read_mid, n, &read->mid);
+  figures_of(b->lat_ns, b->n, &wire->all);
+  figures_of(b->read_lat_ns, b->n, &read->all);
   free(first);
   free(last);
-  free(inside);
+  free(wire_mid);
+  free(read_mid);
 }
 
 static const char *target_name(enum target t) {
@@ -546,8 +610,8 @@ static void print_figures(const char *name, const struct figures *f) {
          name, f->p50, f->p90, f->p99, f->p999, f->max, f->mean, f->n);
 }
 
-static void report(const struct bench *b, const struct figures *f,
-                   const struct figures *mid) {
+static void report(const struct bench *b, const struct timing *wire,
+                   const struct timing *read) {
   const struct options *o = b->o;
   if (o->label != NULL) printf("== %s\n", o->label);
   char when[48] = "at once";
@@ -560,12 +624,18 @@ static void report(const struct bench *b, const struct figures *f,
          b->n, (unsigned long long)o->deltas, (unsigned long long)b->text_events,
          (unsigned long long)b->coalesced);
   if (b->negative > 0 || b->long_lines > 0)
-    printf("  dropped    %llu stamps later than their read, %llu lines over %u bytes\n",
-           (unsigned long long)b->negative, (unsigned long long)b->long_lines, LINE_CAP);
-  printf(
-      "latency      the provider hands a delta to libevent -> its line is read here\n");
-  print_figures("  all", f);
-  print_figures("  mid-run", mid);
+    printf(
+        "  dropped    %llu stamps later than their arrival, %llu lines over %u bytes\n",
+        (unsigned long long)b->negative, (unsigned long long)b->long_lines, LINE_CAP);
+  if (b->unstamped > 0)
+    printf("  unstamped  %llu reads had no kernel stamp: their read time stands in\n",
+           (unsigned long long)b->unstamped);
+  printf("leaving      the provider writes a delta -> its line reaches our socket\n");
+  print_figures("  all", &wire->all);
+  print_figures("  mid-run", &wire->mid);
+  printf("read here    the provider writes a delta -> we read its line\n");
+  print_figures("  all", &read->all);
+  print_figures("  mid-run", &read->mid);
   printf("             (mid-run: deltas sent while every turn streamed; turns starting "
          "and ending are left out)\n");
 }
@@ -577,26 +647,38 @@ static int write_dump(const struct bench *b) {
     return -1;
   }
   for (size_t i = 0; i < b->n; i++)
-    fprintf(out, "%.3f %.3f %u\n", ((double)b->sent_ns[i] - (double)b->t_begin_ns) / 1e6,
-            (double)b->lat_ns[i] / 1e6, b->turn[i]);
+    fprintf(out, "%.3f %.3f %.3f %u\n",
+            ((double)b->sent_ns[i] - (double)b->t_begin_ns) / 1e6,
+            (double)b->lat_ns[i] / 1e6, (double)b->read_lat_ns[i] / 1e6, b->turn[i]);
   return fclose(out) == 0 ? 0 : -1;
 }
 
-static int write_kv(const struct bench *b, const struct figures *f,
-                    const struct figures *mid) {
+static void write_timing(FILE *out, const char *prefix, const struct timing *t) {
+  fprintf(out, "%sstamps=%zu\n", prefix, t->all.n);
+  fprintf(out, "%sp50_ms=%.3f\n%sp90_ms=%.3f\n%sp99_ms=%.3f\n%sp999_ms=%.3f\n", prefix,
+          t->all.p50, prefix, t->all.p90, prefix, t->all.p99, prefix, t->all.p999);
+  fprintf(out, "%smax_ms=%.3f\n%smean_ms=%.3f\n", prefix, t->all.max, prefix,
+          t->all.mean);
+  fprintf(out, "%smid_stamps=%zu\n%smid_p50_ms=%.3f\n%smid_p99_ms=%.3f\n", prefix,
+          t->mid.n, prefix, t->mid.p50, prefix, t->mid.p99);
+  fprintf(out, "%smid_max_ms=%.3f\n", prefix, t->mid.max);
+}
+
+/* The figures to the kernel's stamp unprefixed, those to our read as read_*. */
+static int write_kv(const struct bench *b, const struct timing *wire,
+                    const struct timing *read) {
   FILE *out = fopen(b->o->kv_path, "w");
   if (out == NULL) {
     fprintf(stderr, "bench-provider-latency: %s: %s\n", b->o->kv_path, strerror(errno));
     return -1;
   }
-  fprintf(out, "turns=%u\nok=%llu\nfailed=%llu\nstamps=%zu\nlines=%llu\ncoalesced=%llu\n",
-          b->o->turns, (unsigned long long)b->ok, (unsigned long long)b->failed, b->n,
+  fprintf(out, "turns=%u\nok=%llu\nfailed=%llu\nlines=%llu\ncoalesced=%llu\n",
+          b->o->turns, (unsigned long long)b->ok, (unsigned long long)b->failed,
           (unsigned long long)b->text_events, (unsigned long long)b->coalesced);
-  fprintf(out, "p50_ms=%.3f\np90_ms=%.3f\np99_ms=%.3f\np999_ms=%.3f\nmax_ms=%.3f\n",
-          f->p50, f->p90, f->p99, f->p999, f->max);
-  fprintf(out, "mean_ms=%.3f\nspread_ms=%u\n", f->mean, b->o->spread_ms);
-  fprintf(out, "mid_stamps=%zu\nmid_p50_ms=%.3f\nmid_p99_ms=%.3f\nmid_max_ms=%.3f\n",
-          mid->n, mid->p50, mid->p99, mid->max);
+  fprintf(out, "spread_ms=%u\nunstamped=%llu\n", b->o->spread_ms,
+          (unsigned long long)b->unstamped);
+  write_timing(out, "", wire);
+  write_timing(out, "read_", read);
   return fclose(out) == 0 ? 0 : -1;
 }
 
@@ -639,11 +721,11 @@ int main(int argc, char **argv) {
 
   int rv = 0;
   if (o.dump_path != NULL && write_dump(b) != 0) rv = 1; /* before compute sorts */
-  struct figures f, mid;
-  compute(b, &f, &mid);
-  report(b, &f, &mid);
+  struct timing wire, read;
+  compute(b, &wire, &read);
+  report(b, &wire, &read);
   if (b->failed != 0 || b->ok != o.turns) rv = 1;
-  if (o.kv_path != NULL && write_kv(b, &f, &mid) != 0) rv = 1;
+  if (o.kv_path != NULL && write_kv(b, &wire, &read) != 0) rv = 1;
 
   for (unsigned i = 0; i < o.turns; i++) {
     conn_close(&b->conns[i]);
@@ -653,6 +735,7 @@ int main(int argc, char **argv) {
   event_base_free(b->base);
   free(b->conns);
   free(b->lat_ns);
+  free(b->read_lat_ns);
   free(b->sent_ns);
   free(b->turn);
   free(req);

@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # bench/provider_latency.sh BUILD_DIR: how long a provider's text delta takes to
 # leave turnd as a `text` line, with 100 turns streaming at once. The fake
-# provider's "timed" scenario stamps each delta with its send time
-# (CLOCK_MONOTONIC, ns); bench-provider-latency reads turnd's streams on the same
-# machine and records (read time - stamp) for every delta: provider -> turnd ->
-# client, two loopback hops included. For each provider shape (anthropic:,
-# openai:) against a fresh turnd (port 0, a temporary data folder,
-# --coalesce-ms left at its default): the turns at once, the turns' starts
-# spread out, then one turn alone (turnd's floor); then the same streams read
-# from the fake provider directly, without turnd (one hop): the baseline. About
-# a minute in all. It builds nothing: `make bench-provider` builds first. Prints
-# each report, then the figures beside the target, with turnd's CPU time per
-# delta (its threads' run time from /proc) and the share of the machine's CPU
-# time the hypervisor took during each run (steal, from /proc/stat): on a small
-# virtual machine that share, not turnd, decides the tail. Exit status: 1 if a turn
-# failed (or, with LATENCY_STRICT=1, the target was missed), else 0.
+# provider's "timed" scenario stamps each delta with the time it writes it to its
+# socket (CLOCK_MONOTONIC, ns); bench-provider-latency reads turnd's streams on
+# the same machine and records, for every delta, the kernel's receive stamp of
+# its line on the bench's socket minus that stamp: the delta's stay in turnd,
+# both loopback hops included, and none of the bench's own wake-up (it also
+# reports its read time minus the stamp: what a client sees). For each provider
+# shape (anthropic:, openai:) against a fresh turnd (port 0, a temporary data
+# folder, --coalesce-ms left at its default): the turns at once, the turns'
+# starts spread out, then one turn alone (turnd's floor); then the same streams
+# read from the fake provider directly, without turnd (one hop): the floor of
+# the method. About a minute in all. It builds nothing: `make bench-provider`
+# builds first. Prints each report, then the figures beside the target, with
+# turnd's CPU time per delta (its threads' run time from /proc) and the share of
+# the machine's CPU time the hypervisor took during each run (steal, from
+# /proc/stat): on a small virtual machine that share, not turnd, decides much of
+# the tail. Exit status: 1 if a turn failed (or, with LATENCY_STRICT=1, the
+# target was missed), else 0.
 #
 # Knobs (environment): LATENCY_TURNS (turns at once, 100), LATENCY_DELTAS (per
 # turn, 200, 20 ms apart: ~4 s a run), LATENCY_SPREAD_MS (the turns' starts
@@ -152,7 +155,7 @@ done
 stop "$fake_pid"
 fake_pid=""
 
-figures() { # name [mid_]: "p50 / p99 / max ms (deltas)"
+figures() { # name [prefix]: "p50 / p99 / max ms (deltas)"; prefix read_, mid_, read_mid_
   echo "$(kv "$1" "${2:-}p50_ms") / $(kv "$1" "${2:-}p99_ms") / $(kv "$1" "${2:-}max_ms") ms" \
     "($(kv "$1" "${2:-}stamps"))"
 }
@@ -167,6 +170,8 @@ verdict() { # name label
     missed=1
   fi
   echo "            mid-run $(figures "$1" mid_)"
+  echo "            read by the client $(figures "$1" read_), mid-run" \
+    "$(figures "$1" read_mid_)"
   echo "            turnd's CPU $(kv "$1" turnd_us_per_delta) us per delta;" \
     "steal $(kv "$1" steal_pct)% (baseline's run: $(kv "$1-direct" steal_pct)%)"
   echo "            baseline without turnd: $(figures "$1-direct"), mid-run" \
@@ -174,8 +179,10 @@ verdict() { # name label
 }
 echo
 echo "== target: a provider's text delta -> turnd's text line, p99 < $target_ms ms with" \
-  "$turns turns streaming (p50 / p99 / max (deltas)); mid-run: while every turn" \
-  "streamed; baseline: the same streams read from the fake provider directly"
+  "$turns turns streaming (p50 / p99 / max (deltas)), from the provider's write to" \
+  "the line's arrival on the client's socket; read by the client: to its read;" \
+  "mid-run: while every turn streamed; baseline: the same streams read from the" \
+  "fake provider directly"
 for p in anthropic openai; do
   verdict "$p" "$p, $turns turns at once"
   if ((spread > 0)); then verdict "$p-spread" "$p, $turns turns started over $spread ms"; fi

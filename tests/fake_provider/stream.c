@@ -27,6 +27,7 @@
 
 #include <assert.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/keyvalq_struct.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -268,8 +269,8 @@ static void arm(struct stream *s, unsigned delay_ms) {
 }
 
 /* Copies p into chunk, its stamp (if any) as the time now: the clock is read
- * after the bytes before the stamp are copied, as close to the hand-over to
- * evhttp as the copy allows. */
+ * after the bytes before the stamp are copied, as close to the write as the
+ * copy allows. */
 static int fill(struct evbuffer *chunk, const struct piece *p) {
   if (p->stamp_at == NO_STAMP) return evbuffer_add(chunk, p->bytes, p->len);
   size_t skip = p->stamp_at + strlen(STREAM_SEND_NS);
@@ -280,7 +281,16 @@ static int fill(struct evbuffer *chunk, const struct piece *p) {
   return evbuffer_add(chunk, p->bytes + skip, p->len - skip);
 }
 
-/* Hands the next piece to evhttp, as its own chunk. */
+/* Writes what evhttp holds for s's connection to its socket now, not on
+ * libevent's next pass: a stamp then tells when its event left, however many
+ * streams this pass fires. What the socket does not take stays for evhttp. */
+static void write_now(struct stream *s) {
+  struct bufferevent *bev = evhttp_connection_get_bufferevent(s->conn);
+  (void)evbuffer_write(bufferevent_get_output(bev), bufferevent_getfd(bev));
+}
+
+/* Hands the next piece to evhttp, as its own chunk; a stamped one is written at
+ * once. */
 static void send_piece(struct stream *s) {
   const struct piece *p = &s->pieces[s->sent++];
   struct evbuffer *chunk = evbuffer_new();
@@ -293,6 +303,7 @@ static void send_piece(struct stream *s) {
   else
     evhttp_send_reply_chunk(s->req, chunk);
   evbuffer_free(chunk);
+  if (p->stamp_at != NO_STAMP) write_now(s);
 }
 
 static void finish(struct stream *s) {

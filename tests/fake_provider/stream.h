@@ -32,9 +32,10 @@ enum stream_end {
   STREAM_CUT    /* once the last event left, the connection is closed */
 };
 
-/* Stands in an event for the moment the event is handed to evhttp: the first one
- * in each queued event is replaced then by CLOCK_MONOTONIC in nanoseconds, in
- * decimal. No JSON escaping touches it, so it survives json_dumps. */
+/* Stands in an event for the moment the event is written to the socket: the first
+ * one in each queued event is replaced then by CLOCK_MONOTONIC in nanoseconds, in
+ * decimal, and the event is written out at once. No JSON escaping touches it, so
+ * it survives json_dumps. */
 #define STREAM_SEND_NS "{{send_ns}}"
 
 /* A stream for req, which stays the caller's until stream_start. Returns NULL
