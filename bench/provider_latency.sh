@@ -169,7 +169,8 @@ verdict() { # name label
     echo "  MISSED  $2: $(figures "$1")"
     missed=1
   fi
-  echo "            mid-run $(figures "$1" mid_)"
+  echo "            $(kv "$1" within_1ms_pct)% of the deltas under $target_ms ms;" \
+    "mid-run $(figures "$1" mid_)"
   echo "            read by the client $(figures "$1" read_), mid-run" \
     "$(figures "$1" read_mid_)"
   echo "            turnd's CPU $(kv "$1" turnd_us_per_delta) us per delta;" \
