@@ -211,12 +211,18 @@ static void carry_out(struct writer *w, struct write *wr) {
 /* All of batch in one transaction. A write the database refuses is said and
  * skipped; a commit it refuses takes the whole batch back (also said). Either
  * way the batch is done: the loop shows its events, which is all it can do. */
+static int step_once(sqlite3_stmt *s) {
+  int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  return rc == SQLITE_DONE ? 0 : -1;
+}
+
 static void carry_out_batch(struct writer *w, struct write_list *batch) {
-  bool ok = exec(w->db, "BEGIN") == 0;
+  bool ok = step_once(w->begin) == 0;
   if (!ok) say(w->db, "begin");
   for (struct write *wr = batch->first; wr != NULL && ok; wr = wr->next)
     carry_out(w, wr);
-  if (ok && exec(w->db, "COMMIT") != 0) {
+  if (ok && step_once(w->commit) != 0) {
     say(w->db, "commit");
     exec(w->db, "ROLLBACK");
   }
@@ -273,6 +279,13 @@ int writer_start(struct writer *w, const char *path, char *err, size_t cap) {
       snprintf(err, cap, "cannot prepare a statement: %s", sqlite3_errmsg(w->db));
       return -1;
     }
+  if (sqlite3_prepare_v3(w->db, "BEGIN", -1, SQLITE_PREPARE_PERSISTENT, &w->begin,
+                         NULL) != SQLITE_OK ||
+      sqlite3_prepare_v3(w->db, "COMMIT", -1, SQLITE_PREPARE_PERSISTENT, &w->commit,
+                         NULL) != SQLITE_OK) {
+    snprintf(err, cap, "cannot prepare a statement: %s", sqlite3_errmsg(w->db));
+    return -1;
+  }
   if (checkpointer_start(&w->cp, path) != 0) {
     snprintf(err, cap, "cannot start the checkpointer for %s", path);
     return -1;
@@ -325,6 +338,9 @@ void writer_stop(struct writer *w) {
     sqlite3_finalize(w->stmt[i]);
     w->stmt[i] = NULL;
   }
+  sqlite3_finalize(w->begin);
+  sqlite3_finalize(w->commit);
+  w->begin = w->commit = NULL;
   sqlite3_close(w->db);
   w->db = NULL;
   if (w->done_fd >= 0) close(w->done_fd);

@@ -68,6 +68,7 @@ struct checkpointer {
 struct writer {
   sqlite3 *db; /* the writer thread's connection; nothing else touches it */
   sqlite3_stmt *stmt[WRITE__COUNT];
+  sqlite3_stmt *begin, *commit; /* prepared once: each batch runs both */
   struct checkpointer cp;
   int done_fd; /* eventfd: readable while writes wait in done */
   pthread_t thread;
