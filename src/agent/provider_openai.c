@@ -85,8 +85,9 @@ struct call {
   char id[OPENAI_NAME_MAX + 1];   /* NUL-terminated; "" until one arrives */
   char name[OPENAI_NAME_MAX + 1]; /* NUL-terminated; grows while PENDING */
   size_t name_len;                /* PENDING may have 0; STARTED has > 0 */
-  turn_buf args; /* every argument piece so far; cap OPENAI_ARGS_CAP. Handed out
-                    as they came once STARTED; all at once when it starts. */
+  size_t ordinal; /* STARTED, ENDED: the index its events carry (see start_call) */
+  turn_buf args;  /* every argument piece so far; cap OPENAI_ARGS_CAP. Handed out
+                     as they came once STARTED; all at once when it starts. */
 };
 
 struct openai {
@@ -94,6 +95,7 @@ struct openai {
   enum model_stop stop; /* FINISHED: why the reply stopped */
   struct call *calls;   /* [0..n_calls), by the tool call's index; a gap is NONE */
   size_t n_calls;       /* <= OPENAI_MAX_CALLS */
+  size_t n_started;     /* calls started so far: the next one's ordinal */
 };
 
 static void set_state(struct openai *o, enum oa_state next) {
@@ -107,9 +109,10 @@ static inline bool check_invariants(const struct openai *o) {
     if (o->state == OA_STREAMING && c->state == CALL_ENDED) return false;
     if (o->state == OA_FINISHED && c->state != CALL_NONE && c->state != CALL_ENDED)
       return false;
-    if (c->state >= CALL_STARTED && c->name_len == 0) return false;
+    if (c->state >= CALL_STARTED && (c->name_len == 0 || c->ordinal >= o->n_started))
+      return false;
   }
-  return true;
+  return o->n_started <= o->n_calls;
 }
 
 static void fail(struct provider_stream *s, struct openai *o, const char *message) {
@@ -153,17 +156,21 @@ static void emit_piece(struct provider_stream *s, enum model_event_kind kind,
 
 /* ------------------------------------------------------------- tool calls */
 
-/* Hands out call i's START and then, at once, the arguments it held back. */
+/* Hands out call i's START and then, at once, the arguments it held back. The
+ * events of the reply's calls are numbered 0, 1, 2... in the order they start,
+ * whatever the server's indexes: some servers begin at 1 or leave gaps. */
 static void start_call(struct provider_stream *s, struct openai *o, size_t i) {
   struct call *c = &o->calls[i];
   assert(c->state == CALL_PENDING && c->name_len > 0);
+  c->ordinal = o->n_started++;
   /* Some servers send no id; the next request needs one to pair the result. */
-  if (c->id[0] == '\0') snprintf(c->id, sizeof c->id, "call_%zu", i);
+  if (c->id[0] == '\0') snprintf(c->id, sizeof c->id, "call_%zu", c->ordinal);
   struct model_event ev = {
-      .kind = MODEL_EV_TOOL_START, .index = i, .id = c->id, .name = c->name};
+      .kind = MODEL_EV_TOOL_START, .index = c->ordinal, .id = c->id, .name = c->name};
   provider_emit(s, &ev);
   c->state = CALL_STARTED;
-  if (c->args.len > 0) emit_piece(s, MODEL_EV_TOOL_DELTA, i, c->args.data, c->args.len);
+  if (c->args.len > 0)
+    emit_piece(s, MODEL_EV_TOOL_DELTA, c->ordinal, c->args.data, c->args.len);
 }
 
 /* Starts every pending call up to `last`, in index order. A call still without a
@@ -304,7 +311,7 @@ static bool on_tool_delta(struct provider_stream *s, struct openai *o, json_t *t
   }
   if (len == 0) return true;
   if (c->state == CALL_STARTED) {
-    emit_piece(s, MODEL_EV_TOOL_DELTA, index, c->args.data + c->args.len - len, len);
+    emit_piece(s, MODEL_EV_TOOL_DELTA, c->ordinal, c->args.data + c->args.len - len, len);
     return true;
   }
   /* Arguments mean the name is whole. */
@@ -333,7 +340,7 @@ static bool on_finish(struct provider_stream *s, struct openai *o, const char *r
     for (size_t i = 0; i < o->n_calls; i++) {
       struct call *c = &o->calls[i];
       if (c->state != CALL_STARTED) continue;
-      emit_piece(s, MODEL_EV_TOOL_END, i, c->args.len > 0 ? c->args.data : "",
+      emit_piece(s, MODEL_EV_TOOL_END, c->ordinal, c->args.len > 0 ? c->args.data : "",
                  c->args.len);
       c->state = CALL_ENDED;
       called = true;
@@ -619,7 +626,9 @@ static bool add_assistant(json_t *out, json_t *content) {
 }
 
 static bool add_message(json_t *out, const char *message) {
-  json_t *m = json_loads(message, 0, NULL);
+  /* A tool's output or the model's text may hold a NUL, which convo.c writes as
+   * \u0000. */
+  json_t *m = json_loads(message, JSON_ALLOW_NUL, NULL);
   const char *role = json_string_value(json_object_get(m, "role"));
   json_t *content = json_object_get(m, "content");
   bool ok = false;

@@ -321,6 +321,27 @@ static void test_provider_openai_tool_call_variants(void **state) {
                 "stop tool_use\n");
 }
 
+/* Servers whose tool call indexes start at 1 or skip some (an AWS Bedrock
+ * gateway, sglang): the calls' events are numbered 0, 1... as they start, which
+ * is how the agent counts them, and an id made up follows that number. */
+static void test_provider_openai_tool_call_index_gaps(void **state) {
+  (void)state;
+  expect_events(CHUNK(TOOL(1, "{\"name\":\"lamp\",\"arguments\":\"{}\"}"), "null") //
+                CHUNK("{\"tool_calls\":[{\"index\":3,\"id\":\"c3\",\"function\":"
+                      "{\"name\":\"clock\",\"arguments\":\"{\\\"tz\\\":\"}}]}",
+                      "null")                                              //
+                CHUNK(TOOL(3, "{\"arguments\":\"\\\"UTC\\\"}\"}"), "null") //
+                CHUNK("{}", "\"tool_calls\"") "data: [DONE]\n\n",
+                "start 0 call_0 lamp\n"
+                "delta 0 {}\n"
+                "start 1 c3 clock\n"
+                "delta 1 {\"tz\":\n"
+                "delta 1 \"UTC\"}\n"
+                "end 0 {}\n"
+                "end 1 {\"tz\":\"UTC\"}\n"
+                "stop tool_use\n");
+}
+
 /* A name that comes after the first arguments holds the call back, and every
  * call after it, until the name is there: STARTs stay in index order and each
  * comes before its arguments, which are handed out at once when it starts.
@@ -619,6 +640,22 @@ static void test_provider_openai_body_shapes(void **state) {
             "{\"role\":\"assistant\",\"content\":\"plain\"}]}");
 }
 
+/* A NUL the model wrote (stored by convo.c as \\u0000) goes back as it came,
+ * rather than making every later request of the session unbuildable. */
+static void test_provider_openai_body_keeps_nul(void **state) {
+  (void)state;
+  const char *messages[] = {
+      "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}",
+      "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":"
+      "\"a\\u0000b\"}]}"};
+  struct provider_request req = {
+      .model = "m", .messages = messages, .n_messages = 2, .max_tokens = 16};
+  char *body = provider_openai_body(&req);
+  assert_non_null(body);
+  assert_non_null(strstr(body, "\"content\":\"a\\u0000b\""));
+  free(body);
+}
+
 static void test_provider_openai_body_rejects_bad_json(void **state) {
   (void)state;
   const char *good[] = {"{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":"
@@ -649,6 +686,7 @@ int main(void) {
       cmocka_unit_test(test_provider_openai_reasoning_key),
       cmocka_unit_test(test_provider_openai_two_tool_calls_interleaved),
       cmocka_unit_test(test_provider_openai_tool_call_variants),
+      cmocka_unit_test(test_provider_openai_tool_call_index_gaps),
       cmocka_unit_test(test_provider_openai_tool_call_late_name_and_no_index),
       cmocka_unit_test(test_provider_openai_finish_reason_length),
       cmocka_unit_test(test_provider_openai_usage_in_final_chunk),
@@ -660,6 +698,7 @@ int main(void) {
       cmocka_unit_test(test_provider_openai_limits),
       cmocka_unit_test(test_provider_openai_body_tool_turn),
       cmocka_unit_test(test_provider_openai_body_shapes),
+      cmocka_unit_test(test_provider_openai_body_keeps_nul),
       cmocka_unit_test(test_provider_openai_body_rejects_bad_json),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
