@@ -378,8 +378,12 @@ static const char *refusal(struct agent *a, const struct agent_call *c) {
   }
   /* The script's demo calls keep the demo's lenient defaults. */
   if (def->kind == TOOL_DEMO && !a->external) return NULL;
-  json_t *input = json_loads(c->input, JSON_DECODE_ANY, NULL);
-  if (input == NULL) return "the input is not valid JSON";
+  json_t *input = json_loads(c->input, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+  if (input == NULL) {
+    json_t *loose = json_loads(c->input, JSON_DECODE_ANY, NULL);
+    json_decref(loose);
+    return loose != NULL ? "the input repeats a key" : "the input is not valid JSON";
+  }
   struct schema_error err;
   int rc = schema_validate(def->schema, input, &err);
   json_decref(input);
@@ -413,16 +417,22 @@ static double backoff_s(const struct agent *a, unsigned n) {
   return (double)(1u << (n - 1)) * (1.0 + (double)spread / 4000.0);
 }
 
+/* a + b, or UINT64_MAX past it: a provider's counts are its word, and a wrapped
+ * sum would slip under the token budget. */
+static uint64_t add_capped(uint64_t a, uint64_t b) {
+  return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 /* The reply is complete: its calls run, unless it was cut at max_tokens. */
 static void reply_done(struct agent *a, enum model_stop stop, struct agent_action *out) {
   convo_finish(&a->convo);
-  a->tokens_in += a->call_in;
-  a->tokens_out += a->call_out;
+  a->tokens_in = add_capped(a->tokens_in, a->call_in);
+  a->tokens_out = add_capped(a->tokens_out, a->call_out);
   a->call_in = a->call_out = 0;
   if (!a->explicit_stop)
     a->stop = stop == MODEL_STOP_MAX_TOKENS ? TURN_STOP_MAX_TOKENS : TURN_STOP_END_TURN;
   if (a->limits.max_total_tokens > 0 &&
-      a->tokens_in + a->tokens_out >= a->limits.max_total_tokens) {
+      add_capped(a->tokens_in, a->tokens_out) >= a->limits.max_total_tokens) {
     /* The reply stays; its calls do not run, and each says so in its result,
      * so the turn ends with none open. */
     a->stop = TURN_STOP_LIMIT_TOTAL_TOKENS;
@@ -438,7 +448,27 @@ static void reply_done(struct agent *a, enum model_stop stop, struct agent_actio
   go_on(out);
 }
 
-/* One model event of the current call: at most one protocol event. */
+/* A tool call's input as everyone sees it from then on (the tool, the owner,
+ * the conversation): the model's text parsed and written out again compactly,
+ * so a tool reads one line of JSON holding exactly the value its schema check
+ * passed. Text that does not parse, or that repeats a key (parsers disagree on
+ * which one wins), is kept as it came, and the check refuses it. NULL when out
+ * of memory. */
+static char *canonical_input(const char *text, size_t len) {
+  if (len == 0) return strdup("{}");
+  json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+  char *out = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+  json_decref(v);
+  return out != NULL ? out : strndup(text, len);
+}
+
+/* Whether deltas are held at now_ms. The clock is the wall clock, which can be
+ * set back: a window that ends further off than a whole window from now is
+ * over, or text would wait for as long as the clock went back. */
+static bool in_window(const struct agent *a, uint64_t now_ms) {
+  return now_ms < a->window_end_ms && a->window_end_ms - now_ms <= a->limits.coalesce_ms;
+}
+
 /* Sends the held text as one event; the next window starts now. */
 static void flush_held(struct agent *a, uint64_t now_ms, struct agent_action *out) {
   emit(out, a->held_kind == MODEL_EV_TEXT ? TURN_EV_TEXT : TURN_EV_REASONING);
@@ -447,6 +477,7 @@ static void flush_held(struct agent *a, uint64_t now_ms, struct agent_action *ou
   a->window_end_ms = now_ms + a->limits.coalesce_ms;
 }
 
+/* One model event of the current call: at most one protocol event. */
 static void take_model_event(struct agent *a, const struct model_event *ev,
                              uint64_t now_ms, struct agent_action *out) {
   switch (ev->kind) {
@@ -461,7 +492,7 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
      * window to end and go out together: a fast model's tiny deltas would
      * otherwise cost every client an event each. The first of a burst goes at
      * once. (The script's are its test's to count: never held.) */
-    if (a->external && a->limits.coalesce_ms > 0 && now_ms < a->window_end_ms &&
+    if (a->external && a->limits.coalesce_ms > 0 && in_window(a, now_ms) &&
         turn_buf_append(&a->held, delta.p, delta.len) == 0) {
       a->held_kind = ev->kind;
       go_on(out);
@@ -504,7 +535,7 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
       return;
     }
     struct agent_call *c = &a->calls[ev->index];
-    c->input = ev->len > 0 ? strndup(ev->text, ev->len) : strdup("{}");
+    c->input = canonical_input(ev->text, ev->len);
     if (c->input == NULL) {
       call_failed(a, out, "out of memory", SIZE_MAX);
       return;
@@ -773,7 +804,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     /* What is held goes before anything else: before an event of another kind,
      * once its window is over (a delta of its kind that came then goes with
      * it, after it), and before a delta that would not fit with it. */
-    if (a->held.len > 0 && (now_ms >= a->window_end_ms ||
+    if (a->held.len > 0 && (!in_window(a, now_ms) ||
                             (a->has_inbox && (a->inbox.kind != a->held_kind ||
                                               a->held.len + a->inbox.len > HELD_CAP)))) {
       if (a->has_inbox && a->inbox.kind == a->held_kind &&

@@ -415,6 +415,36 @@ static void close_deltas_go_out_together(void **state) {
   rig_fini(&r);
 }
 
+/* The clock set back (the wall clock's, as turnd's is) does not hold text for
+ * as long as it went back: held text goes out, and the next delta waits one
+ * window at most. */
+static void a_clock_set_back_holds_nothing(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  set_limits(&r, 0, 0, 15);
+  pump(&r);
+  feed(&r, text_ev(MODEL_EV_TEXT, "a"));
+  pump(&r);
+  r.now += 5;
+  feed(&r, text_ev(MODEL_EV_TEXT, "b"));
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_int_equal(r.await_ms, 10);
+  r.now -= 3600 * 1000; /* an hour back */
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_string_equal(r.last_text, "b");
+  feed(&r, text_ev(MODEL_EV_TEXT, "c")); /* held for a window from b, no more */
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_int_equal(r.await_ms, 15);
+  r.now += r.await_ms;
+  pump(&r);
+  assert_string_equal(r.log, "turn [call] text text text ");
+  assert_string_equal(r.last_text, "c");
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  rig_fini(&r);
+}
+
 /* Held text is sent before a cancel ends the turn: readers get what the
  * conversation keeps. */
 static void held_text_is_sent_before_a_cancel(void **state) {
@@ -456,6 +486,29 @@ static void token_budget_ends_the_turn(void **state) {
   assert_int_equal(r.n_messages, 3);
   assert_non_null(strstr(r.messages[2], "not run"));
   assert_non_null(strstr(r.messages[2], "\"is_error\":true"));
+  rig_fini(&r);
+}
+
+/* Counts a provider makes up cannot wrap the sum under the budget. */
+static void huge_token_counts_still_meet_the_budget(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  set_limits(&r, 0, 100, 0);
+  pump(&r);
+  feed(&r,
+       (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
+  pump(&r);
+  feed(&r, (struct model_event){.kind = MODEL_EV_TOOL_END, .text = "{}", .len = 2});
+  pump(&r);
+  feed(&r, (struct model_event){.kind = MODEL_EV_USAGE,
+                                .input_tokens = UINT64_MAX - 1,
+                                .output_tokens = 5});
+  pump(&r);
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] tool_use tool_input tool_result end ");
+  assert_string_equal(r.last_text, "limit_total_tokens");
   rig_fini(&r);
 }
 
@@ -561,6 +614,33 @@ static void invalid_input_is_refused_before_anything_runs(void **state) {
   toolset_fini(&ts);
 }
 
+/* The tool reads the input as one compact line of JSON, whatever layout the
+ * model chose; an input that repeats a key is refused, since the check and the
+ * tool could each read a different one of its values. */
+static void tools_get_the_checked_input_compact(void **state) {
+  (void)state;
+  struct toolset ts;
+  owner_tools(&ts);
+  struct rig r;
+  rig_init(&r);
+  agent_set_tools(&r.a, &ts);
+  pump(&r);
+  call_tool(&r, "w1", "weather", "{\"city\":5,\"city\":\"Oslo\"}");
+  call_tool(&r, "w2", "weather", "{\n  \"city\": \"Oslo\"\n}");
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_AWAIT_TOOL);
+  assert_string_equal(r.ran, "weather {\"city\":\"Oslo\"}");
+  assert_string_equal(r.result, "error/null"); /* w1, refused */
+  assert_int_equal(agent_tool_done(&r.a, true, "sunny", NULL), 0);
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_non_null(strstr(r.messages[2], "the input repeats a key"));
+  assert_non_null(strstr(r.messages[1], "\"input\":{\"city\":\"Oslo\"}"));
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  rig_fini(&r);
+  toolset_fini(&ts);
+}
+
 static const char *const physical[] = {"physical"};
 
 /* While the backend is locked, a tier-2 call does not run and nobody is asked:
@@ -660,11 +740,14 @@ int main(void) {
       cmocka_unit_test(cancel_ends_and_late_events_are_refused),
       cmocka_unit_test(tool_end_without_start_fails),
       cmocka_unit_test(close_deltas_go_out_together),
+      cmocka_unit_test(a_clock_set_back_holds_nothing),
       cmocka_unit_test(held_text_is_sent_before_a_cancel),
       cmocka_unit_test(token_budget_ends_the_turn),
+      cmocka_unit_test(huge_token_counts_still_meet_the_budget),
       cmocka_unit_test(model_call_cap_ends_the_turn),
       cmocka_unit_test(owner_tool_runs_in_the_shell),
       cmocka_unit_test(invalid_input_is_refused_before_anything_runs),
+      cmocka_unit_test(tools_get_the_checked_input_compact),
       cmocka_unit_test(locked_guard_refuses_tier_two_calls),
       cmocka_unit_test(step_up_comes_between_approval_and_decision),
       cmocka_unit_test(rejecting_needs_no_step_up),
