@@ -463,24 +463,29 @@ static void held_text_is_sent_before_a_cancel(void **state) {
   rig_fini(&r);
 }
 
+/* Under a budget of 100 tokens, a reply with one call to clock that says it
+ * used in + out tokens; returns what the agent did then. */
+static enum agent_action_kind reply_with_usage(struct rig *r, uint64_t in, uint64_t out) {
+  set_limits(r, 0, 100, 0);
+  pump(r);
+  feed(r, (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
+  pump(r);
+  feed(r, (struct model_event){.kind = MODEL_EV_TOOL_END, .text = "{}", .len = 2});
+  pump(r);
+  feed(r, (struct model_event){
+              .kind = MODEL_EV_USAGE, .input_tokens = in, .output_tokens = out});
+  pump(r);
+  feed(r, stop_ev(MODEL_STOP_TOOL_USE));
+  return pump(r);
+}
+
 /* Past the token budget the turn ends after the reply that crossed it: its
  * calls do not run, and each gets an error result that says so. */
 static void token_budget_ends_the_turn(void **state) {
   (void)state;
   struct rig r;
   rig_init(&r);
-  set_limits(&r, 0, 100, 0);
-  pump(&r);
-  feed(&r,
-       (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
-  pump(&r);
-  feed(&r, (struct model_event){.kind = MODEL_EV_TOOL_END, .text = "{}", .len = 2});
-  pump(&r);
-  feed(&r, (struct model_event){
-               .kind = MODEL_EV_USAGE, .input_tokens = 60, .output_tokens = 40});
-  pump(&r);
-  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
-  assert_int_equal(pump(&r), AGENT_END);
+  assert_int_equal(reply_with_usage(&r, 60, 40), AGENT_END);
   assert_string_equal(r.log, "turn [call] tool_use tool_input tool_result end ");
   assert_string_equal(r.last_text, "limit_total_tokens");
   assert_int_equal(r.n_messages, 3);
@@ -494,19 +499,7 @@ static void huge_token_counts_still_meet_the_budget(void **state) {
   (void)state;
   struct rig r;
   rig_init(&r);
-  set_limits(&r, 0, 100, 0);
-  pump(&r);
-  feed(&r,
-       (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
-  pump(&r);
-  feed(&r, (struct model_event){.kind = MODEL_EV_TOOL_END, .text = "{}", .len = 2});
-  pump(&r);
-  feed(&r, (struct model_event){.kind = MODEL_EV_USAGE,
-                                .input_tokens = UINT64_MAX - 1,
-                                .output_tokens = 5});
-  pump(&r);
-  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
-  assert_int_equal(pump(&r), AGENT_END);
+  assert_int_equal(reply_with_usage(&r, UINT64_MAX - 1, 5), AGENT_END);
   assert_string_equal(r.log, "turn [call] tool_use tool_input tool_result end ");
   assert_string_equal(r.last_text, "limit_total_tokens");
   rig_fini(&r);
