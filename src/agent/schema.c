@@ -244,6 +244,30 @@ static int validate_const(struct ctx *c, const json_t *kw, const json_t *v) {
   return SCHEMA_E_INVALID;
 }
 
+/* The "min<what>" and "max<what>" keywords of s against n members of the
+ * value: minItems and maxItems, minProperties and maxProperties. one and many
+ * name a member in the message ("item", "items"). */
+static int validate_count(struct ctx *c, const json_t *s, size_t n, const char *min_kw,
+                          const char *max_kw, const char *one, const char *many) {
+  size_t limit;
+  const json_t *kw;
+  if ((kw = json_object_get(s, min_kw)) != NULL) {
+    if (schema_read_count(kw, &limit) < 0)
+      return bad_keyword(c, min_kw, "is not a non-negative integer");
+    if (n < limit)
+      return fail(c, SCHEMA_E_INVALID, "must have at least %zu %s", limit,
+                  limit == 1 ? one : many);
+  }
+  if ((kw = json_object_get(s, max_kw)) != NULL) {
+    if (schema_read_count(kw, &limit) < 0)
+      return bad_keyword(c, max_kw, "is not a non-negative integer");
+    if (n > limit)
+      return fail(c, SCHEMA_E_INVALID, "must have at most %zu %s", limit,
+                  limit == 1 ? one : many);
+  }
+  return 0;
+}
+
 static int validate_object(struct ctx *c, const json_t *s, const json_t *v) {
   const json_t *props = json_object_get(s, "properties");
   if (props != NULL && !json_is_object(props))
@@ -308,40 +332,71 @@ static int validate_object(struct ctx *c, const json_t *s, const json_t *v) {
   return 0;
 }
 
-static int validate_array(struct ctx *c, const json_t *s, const json_t *v) {
-  size_t n = json_array_size(v), limit;
-  const json_t *kw;
-  if ((kw = json_object_get(s, "minItems")) != NULL) {
-    if (schema_read_count(kw, &limit) < 0)
-      return bad_keyword(c, "minItems", "is not a non-negative integer");
-    if (n < limit)
-      return fail(c, SCHEMA_E_INVALID, "must have at least %zu item%s", limit,
-                  limit == 1 ? "" : "s");
-  }
-  if ((kw = json_object_get(s, "maxItems")) != NULL) {
-    if (schema_read_count(kw, &limit) < 0)
-      return bad_keyword(c, "maxItems", "is not a non-negative integer");
-    if (n > limit)
-      return fail(c, SCHEMA_E_INVALID, "must have at most %zu item%s", limit,
-                  limit == 1 ? "" : "s");
-  }
+/* Which schema applies to each item: the first n_first items each have their
+ * own (first[i]), the rest share one (rest, or NULL for none). prefixItems and
+ * items are draft 2020-12's way to say it, an array of schemas in items and
+ * additionalItems the way of drafts 4 to 2019-09; the two do not mix. */
+struct item_schemas {
+  const json_t *first;
+  size_t n_first;
+  const json_t *rest;
+  const char *rest_keyword; /* the keyword of rest, for a message */
+};
+
+static int read_item_schemas(struct ctx *c, const json_t *s, struct item_schemas *out) {
+  const json_t *prefix = json_object_get(s, "prefixItems");
   const json_t *items = json_object_get(s, "items");
+  const json_t *additional = json_object_get(s, "additionalItems");
+  if (prefix != NULL && !schema_is_list(prefix))
+    return bad_keyword(c, "prefixItems", "is not a list of schemas");
   if (items != NULL && !schema_is_subschema(items) && !json_is_array(items))
     return bad_keyword(c, "items", "is not a schema or an array of schemas");
-  if (items != NULL) {
-    /* An array of schemas applies by position (the draft 4-2019 tuple form);
-     * items past its end are not checked, as additionalItems is not supported. */
-    size_t n_checked =
-        json_is_array(items) && json_array_size(items) < n ? json_array_size(items) : n;
-    for (size_t i = 0; i < n_checked; i++) {
-      const json_t *sub = json_is_array(items) ? json_array_get(items, i) : items;
-      size_t saved = c->path.len;
-      schema_text_printf(&c->path, "/%zu", i);
-      int rv = validate_sub(c, sub, json_array_get(v, i));
-      schema_text_restore(&c->path, saved);
-      if (rv < 0) return rv;
-    }
+  if (additional != NULL && !schema_is_subschema(additional))
+    return bad_keyword(c, "additionalItems", "is not a schema");
+  if (prefix != NULL && (json_is_array(items) || additional != NULL))
+    return bad_keyword(
+        c, "prefixItems",
+        "is beside an array of schemas in items or beside additionalItems");
+  if (additional != NULL && !json_is_array(items))
+    return bad_keyword(c, "additionalItems", "is not after an array of schemas in items");
+  *out = (struct item_schemas){NULL, 0, items, "items"};
+  if (prefix != NULL) {
+    out->first = prefix;
+  } else if (json_is_array(items)) {
+    out->first = items;
+    out->rest = additional;
+    out->rest_keyword = "additionalItems";
   }
+  out->n_first = json_array_size(out->first);
+  return 0;
+}
+
+static int validate_items(struct ctx *c, const json_t *s, const json_t *v) {
+  struct item_schemas layout = {NULL, 0, NULL, NULL};
+  int rv = read_item_schemas(c, s, &layout);
+  for (size_t i = 0; i < json_array_size(v) && rv == 0; i++) {
+    const json_t *sub =
+        i < layout.n_first ? json_array_get(layout.first, i) : layout.rest;
+    if (sub == NULL) break; /* no schema for the rest: anything goes */
+    size_t saved = c->path.len;
+    schema_text_printf(&c->path, "/%zu", i);
+    if (json_is_false(sub) && i >= layout.n_first)
+      rv = fail(c, SCHEMA_E_INVALID,
+                "is not allowed: the array may have at most %zu item%s (%s is false)",
+                layout.n_first, layout.n_first == 1 ? "" : "s", layout.rest_keyword);
+    else
+      rv = validate_sub(c, sub, json_array_get(v, i));
+    schema_text_restore(&c->path, saved);
+  }
+  return rv;
+}
+
+static int validate_array(struct ctx *c, const json_t *s, const json_t *v) {
+  const json_t *kw;
+  int rv =
+      validate_count(c, s, json_array_size(v), "minItems", "maxItems", "item", "items");
+  if (rv == 0) rv = validate_items(c, s, v);
+  if (rv < 0) return rv;
   if ((kw = json_object_get(s, "uniqueItems")) != NULL) {
     if (!json_is_boolean(kw)) return bad_keyword(c, "uniqueItems", "is not a boolean");
     if (json_is_true(kw)) return check_unique(c, v);
@@ -359,9 +414,9 @@ static size_t utf8_count(const char *s, size_t len) {
 }
 
 static int validate_string(struct ctx *c, const json_t *s, const json_t *v) {
-  /* "pattern" is skipped: no regex library is in scope, and an ECMA-262 regex
-   * from a schema could backtrack for exponential time. The tool itself must
-   * still check what a pattern would have. */
+  /* "pattern" is refused (schema_unsupported_keyword): no regex library is in
+   * scope, and an ECMA-262 regex from a schema could backtrack for exponential
+   * time. "format" is an annotation (draft 2020-12) and is not asserted. */
   const json_t *min = json_object_get(s, "minLength");
   const json_t *max = json_object_get(s, "maxLength");
   if (min == NULL && max == NULL) return 0;
@@ -470,8 +525,8 @@ static int validate(struct ctx *c, const json_t *s, const json_t *v) {
   if (!json_is_object(s))
     return fail(c, SCHEMA_E_SCHEMA,
                 "cannot be checked: a schema is not an object or a boolean");
-  if (json_object_get(s, "$ref") != NULL)
-    return bad_keyword(c, "$ref", "is not supported");
+  const char *unsupported = schema_unsupported_keyword(s, NULL);
+  if (unsupported != NULL) return bad_keyword(c, unsupported, "is not supported");
 
   const json_t *kw;
   if ((kw = json_object_get(s, "type")) != NULL && (rv = validate_type(c, kw, v)) < 0)
@@ -483,7 +538,9 @@ static int validate(struct ctx *c, const json_t *s, const json_t *v) {
 
   switch (json_typeof(v)) {
   case JSON_OBJECT:
-    rv = validate_object(c, s, v);
+    rv = validate_count(c, s, json_object_size(v), "minProperties", "maxProperties",
+                        "property", "properties");
+    if (rv == 0) rv = validate_object(c, s, v);
     break;
   case JSON_ARRAY:
     rv = validate_array(c, s, v);

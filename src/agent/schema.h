@@ -5,13 +5,18 @@
  * and the logs, so it holds no string or number of the checked value. No I/O.
  *
  * Supported keywords: type, enum, const; properties, required,
- * additionalProperties; items (a schema, or an array of schemas applied by
- * position), minItems, maxItems, uniqueItems; minLength, maxLength (in code
- * points); minimum, maximum, exclusiveMinimum, exclusiveMaximum (the numeric
- * form of draft 6 and later); allOf, anyOf, oneOf, not. Every other keyword is
- * ignored as validators do (title, description, default, format, examples,
- * $schema, pattern, multipleOf, ...), except $ref, which is refused: ignoring it
- * would silently leave that part of the input unchecked.
+ * additionalProperties, minProperties, maxProperties; prefixItems and items
+ * (draft 2020-12), or items as an array of schemas applied by position and
+ * additionalItems for the rest (drafts 4 to 2019-09), minItems, maxItems,
+ * uniqueItems; minLength, maxLength (in code points); minimum, maximum,
+ * exclusiveMinimum, exclusiveMaximum (the numeric form of draft 6 and later);
+ * allOf, anyOf, oneOf, not. Annotations (title, description, default, examples,
+ * format, $schema, $id, $comment, deprecated, readOnly, writeOnly, ...) and
+ * unknown keywords are ignored, as validators do. Every other keyword that
+ * constrains a value is refused ($ref, if/then/else, pattern,
+ * patternProperties, propertyNames, dependentRequired, multipleOf, contains,
+ * unevaluatedProperties, ...): ignoring it would silently leave that part of
+ * the input unchecked.
  *
  * Numbers compare by value: 1 equals 1.0 in enum and const, and "integer"
  * accepts any number without a fractional part (3.0 yes, 3.5 no). */
@@ -22,9 +27,10 @@
 #include <stddef.h>
 
 /* A subschema may sit at most this many levels below the root (properties,
- * items, additionalProperties, allOf/anyOf/oneOf branches and not each count a
- * level), and enum and const values may nest at most this deep; the recursion is
- * bounded by it, so a hostile schema or value cannot exhaust the stack. */
+ * prefixItems, items, additionalItems, additionalProperties, allOf/anyOf/oneOf
+ * branches and not each count a level), and enum and const values may nest at
+ * most this deep; the recursion is bounded by it, so a hostile schema or value
+ * cannot exhaust the stack. */
 #define SCHEMA_MAX_DEPTH 32
 
 /* Work limit of one schema_validate, in steps: a subschema applied, an object
@@ -69,8 +75,9 @@ struct schema_error {
  * nothing. Returns SCHEMA_OK (0) when value is valid, else a negative code with
  * the first problem in *err (when err is not NULL):
  *   SCHEMA_E_INVALID  value does not match the schema
- *   SCHEMA_E_SCHEMA   a keyword the check reached is malformed, or is $ref; this
- *                     never happens for a schema that schema_check accepted
+ *   SCHEMA_E_SCHEMA   a keyword the check reached is malformed, or is one this
+ *                     validator refuses; this never happens for a schema that
+ *                     schema_check accepted
  *   SCHEMA_E_LIMIT    more than SCHEMA_MAX_STEPS of work, or uniqueItems met
  *                     items nested deeper than SCHEMA_MAX_DEPTH
  *   SCHEMA_E_NOMEM    out of memory (uniqueItems needs a table of the items)
@@ -85,7 +92,10 @@ int schema_validate(const json_t *schema, const json_t *value, struct schema_err
 
 /* Checks, once at start-up, that schema is an object this validator can apply:
  * every supported keyword in it and in all its subschemas has a well-formed
- * value, nothing nests deeper than SCHEMA_MAX_DEPTH, and there is no $ref.
+ * value, nothing nests deeper than SCHEMA_MAX_DEPTH, and there is no keyword
+ * that it refuses (see above; e.g. "/properties/s/pattern: is not supported by
+ * this validator; ..."). It does not require "type": "object" at the root: the
+ * tools file does (tools_config.c).
  * Borrows schema. Returns 0, or -1 with the reason in err[0..cap) (NUL-terminated
  * when cap > 0, e.g. "/properties/count/minimum: must be a number"); err is
  * untouched on success. */

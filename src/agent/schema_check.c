@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* What a keyword's value must be, for schema_check. Keywords not listed are
- * ignored (pattern among them, see validate_string). */
+/* What a keyword's value must be, for schema_check. Keywords not listed here
+ * are either refused (schema_unsupported_keyword) or ignored: annotations such
+ * as title, description, default, examples and format, and unknown ones. */
 enum kw_form {
   KW_TYPE,        /* a type name or a non-empty array of them */
   KW_SCHEMA,      /* a subschema */
@@ -20,7 +21,6 @@ enum kw_form {
   KW_COUNT,       /* a non-negative integer */
   KW_NUMBER,      /* a number */
   KW_BOOLEAN,     /* true or false */
-  KW_REFUSED,     /* supported nowhere: the schema cannot be applied */
 };
 
 static const struct {
@@ -31,9 +31,13 @@ static const struct {
     {"properties", KW_SCHEMA_MAP},
     {"required", KW_NAMES},
     {"additionalProperties", KW_SCHEMA},
+    {"minProperties", KW_COUNT},
+    {"maxProperties", KW_COUNT},
     {"enum", KW_VALUES},
     {"const", KW_VALUE},
+    {"prefixItems", KW_SCHEMA_LIST},
     {"items", KW_ITEMS},
+    {"additionalItems", KW_SCHEMA},
     {"minItems", KW_COUNT},
     {"maxItems", KW_COUNT},
     {"uniqueItems", KW_BOOLEAN},
@@ -47,7 +51,6 @@ static const struct {
     {"anyOf", KW_SCHEMA_LIST},
     {"oneOf", KW_SCHEMA_LIST},
     {"not", KW_SCHEMA},
-    {"$ref", KW_REFUSED},
 };
 
 #define STRINGIFY_(x) #x
@@ -58,6 +61,7 @@ struct check {
   char path_buf[2 * SCHEMA_PATH_CAP];
   struct schema_text path; /* the keyword being checked, as a JSON Pointer */
   const char *why;         /* set on the first failure */
+  char why_buf[160];       /* why, when it is assembled */
   unsigned long steps;     /* subschemas visited, <= SCHEMA_MAX_STEPS: a schema built
                               in memory may share subtrees, so it can be a DAG whose
                               walk is exponential in its size */
@@ -146,11 +150,45 @@ static int check_keyword(struct check *k, enum kw_form form, const json_t *kw,
   case KW_BOOLEAN:
     k->why = "must be true or false";
     return json_is_boolean(kw) ? 0 : -1;
-  case KW_REFUSED:
-    k->why = "is not supported by this validator";
-    return -1;
   }
   return -1;
+}
+
+/* Sets the path to keyword and the reason to why; returns -1. */
+static int refuse_keyword(struct check *k, const char *keyword, const char *why) {
+  schema_text_key(&k->path, keyword, strlen(keyword));
+  k->why = why;
+  return -1;
+}
+
+/* A keyword that would be ignored though it constrains the value. */
+static int check_supported(struct check *k, const json_t *s) {
+  const char *hint;
+  const char *keyword = schema_unsupported_keyword(s, &hint);
+  if (keyword == NULL) return 0;
+  snprintf(k->why_buf, sizeof k->why_buf, "is not supported by this validator; %s", hint);
+  return refuse_keyword(k, keyword, k->why_buf);
+}
+
+/* The array keywords of two drafts must not mix: after prefixItems (2020-12)
+ * items is the schema for the rest; an array of schemas in items (draft 4 to
+ * 2019-09) is the tuple, and additionalItems the schema for the rest. What each
+ * means alone is checked by the keyword table. */
+static int check_array_layout(struct check *k, const json_t *s) {
+  const json_t *prefix = json_object_get(s, "prefixItems");
+  const json_t *items = json_object_get(s, "items");
+  const json_t *additional = json_object_get(s, "additionalItems");
+  if (prefix != NULL && json_is_array(items))
+    return refuse_keyword(k, "items",
+                          "must be a schema, not an array, beside prefixItems");
+  if (prefix != NULL && additional != NULL)
+    return refuse_keyword(k, "additionalItems",
+                          "does not apply beside prefixItems: use items for the rest");
+  if (additional != NULL && !json_is_array(items))
+    return refuse_keyword(k, "additionalItems",
+                          "applies only after an array of schemas in items, so here "
+                          "it would check nothing");
+  return 0;
 }
 
 static int check_schema(struct check *k, const json_t *s, size_t depth) {
@@ -175,6 +213,7 @@ static int check_schema(struct check *k, const json_t *s, size_t depth) {
     if (check_keyword(k, keywords[i].form, kw, depth) < 0) return -1;
     schema_text_restore(&k->path, saved);
   }
+  if (check_supported(k, s) < 0 || check_array_layout(k, s) < 0) return -1;
   return 0;
 }
 

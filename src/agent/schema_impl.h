@@ -63,5 +63,9 @@ bool schema_is_subschema(const json_t *s);
 bool schema_is_list(const json_t *kw);
 /* a <=> b for two JSON numbers, by value: 1 and 1.0 are equal. */
 int schema_num_cmp(const json_t *a, const json_t *b);
+/* The first keyword of the schema object s that constrains a value but that
+ * this validator does not apply ($ref, pattern, if, multipleOf, ...), or NULL.
+ * With hint not NULL, *hint says what to write instead. Static storage. */
+const char *schema_unsupported_keyword(const json_t *s, const char **hint);
 
 #endif

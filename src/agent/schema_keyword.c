@@ -140,3 +140,45 @@ void schema_text_types(struct schema_text *t, unsigned mask) {
     sep = " or ";
   }
 }
+
+/* Keywords that constrain a value but that this validator does not apply. An
+ * unknown keyword is ignored, as JSON Schema says, but one of these would then
+ * leave part of the input unchecked while the tool's author believes it is
+ * checked, so a schema that has one is refused. format, contentEncoding,
+ * contentMediaType and contentSchema are not here: draft 2020-12 makes them
+ * annotations, which a validator need not assert. $defs and definitions are
+ * reached only through $ref, which is refused. */
+static const struct {
+  const char *name, *hint;
+} unsupported[] = {
+    {"$ref", "write the subschema in place"},
+    {"$dynamicRef", "write the subschema in place"},
+    {"$recursiveRef", "write the subschema in place"},
+    {"if", "express it with anyOf and not"},
+    {"then", "express it with anyOf and not"},
+    {"else", "express it with anyOf and not"},
+    {"pattern", "no regular expressions are applied; check it in the tool"},
+    {"patternProperties", "no regular expressions are applied; check it in the tool"},
+    {"propertyNames", "check it in the tool"},
+    {"dependentRequired", "check it in the tool"},
+    {"dependentSchemas", "check it in the tool"},
+    {"dependencies", "check it in the tool"},
+    {"unevaluatedProperties", "use additionalProperties"},
+    {"unevaluatedItems", "use items"},
+    {"contains", "check it in the tool"},
+    {"minContains", "check it in the tool"},
+    {"maxContains", "check it in the tool"},
+    {"multipleOf", "check it in the tool"},
+    {"extends", "use allOf"},                /* draft 3 */
+    {"disallow", "use not"},                 /* draft 3 */
+    {"divisibleBy", "check it in the tool"}, /* draft 3's multipleOf */
+};
+
+const char *schema_unsupported_keyword(const json_t *s, const char **hint) {
+  for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
+    if (json_object_get(s, unsupported[i].name) == NULL) continue;
+    if (hint != NULL) *hint = unsupported[i].hint;
+    return unsupported[i].name;
+  }
+  return NULL;
+}

@@ -566,14 +566,23 @@ static int above_stdio(int fd) {
   return moved;
 }
 
+/* A pipe with both ends above stdio: 0, or -1 with errno and both fds[] -1.
+ * On failure nothing stays open and no closed number is left behind, as
+ * another thread may already have been given that number and the caller's
+ * cleanup would then close the other thread's fd. */
 static int make_pipe(int fds[2]) {
-  if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    fds[0] = fds[1] = -1;
+    return -1;
+  }
   fds[0] = above_stdio(fds[0]);
   fds[1] = above_stdio(fds[1]);
   if (fds[0] >= 0 && fds[1] >= 0) return 0;
   int saved = errno;
-  if (fds[0] >= 0) close(fds[0]);
-  if (fds[1] >= 0) close(fds[1]);
+  for (int i = 0; i < 2; i++) {
+    if (fds[i] >= 0) close(fds[i]);
+    fds[i] = -1;
+  }
   errno = saved;
   return -1;
 }

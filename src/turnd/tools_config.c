@@ -170,6 +170,13 @@ static int get_schema(struct load *l, json_t *j, struct tool_config *t) {
   if (!json_is_object(v)) return fail(l, "input_schema", "must be an object");
   char why[200];
   if (schema_check(v, why, sizeof why) != 0) return fail(l, "input_schema", "%s", why);
+  /* The model APIs refuse a tool whose input is not an object schema, and they
+   * would refuse it on every call, long after start-up. */
+  const char *type = json_string_value(json_object_get(v, "type"));
+  if (type == NULL || strcmp(type, "object") != 0)
+    return fail(l, "input_schema",
+                "must have \"type\": \"object\" at its root (a tool's input is an "
+                "object of named arguments)");
   if ((t->input_schema = json_dumps(v, JSON_COMPACT)) == NULL) return out_of_memory(l);
   return 0;
 }

@@ -18,7 +18,8 @@
 struct tool_config {
   char *name;         /* [a-zA-Z0-9_-]{1,64}, unique in the file */
   char *description;  /* for the model; not empty */
-  char *input_schema; /* compact JSON, an object that schema_check() accepts */
+  char *input_schema; /* compact JSON, an object that schema_check() accepts,
+                         with "type": "object" at its root */
   char *effect;       /* not empty; "read" when the file does not say */
   int tier;           /* 0, 1 or 2; -1 for "tier": null */
   /* NULL-terminated, at least one element. argv[0] is an absolute path to an

@@ -160,10 +160,12 @@ static void test_schema_empty_true_false_and_unknown_keywords(void **state) {
     expect_valid("{}", values[i]);
     expect_valid("true", values[i]);
     expect_invalid("false", values[i], "", "the schema is false");
-    /* Keywords this validator does not apply change nothing. */
+    /* Annotations and unknown keywords change nothing (format is only an
+     * annotation in draft 2020-12). */
     expect_valid("{\"description\":\"d\",\"title\":\"t\",\"default\":3,\"examples\":[1],"
-                 "\"$schema\":\"x\",\"format\":\"email\",\"pattern\":\"^a$\","
-                 "\"multipleOf\":7,\"x-vendor\":{\"type\":\"null\"}}",
+                 "\"$schema\":\"x\",\"$id\":\"x\",\"$comment\":\"c\",\"deprecated\":true,"
+                 "\"readOnly\":true,\"writeOnly\":true,\"format\":\"email\","
+                 "\"contentMediaType\":\"text/html\",\"x-vendor\":{\"type\":\"null\"}}",
                  values[i]);
   }
   /* Boolean subschemas. */
@@ -290,6 +292,32 @@ static void test_schema_arrays(void **state) {
   expect_valid(tuple, "[\"a\",1,{}]");
   expect_valid(tuple, "[\"a\"]");
   expect_invalid(tuple, "[\"a\",\"b\"]", "/1", "a number");
+
+  /* additionalItems checks the items past the tuple of an array-form items */
+  const char *closed = "{\"items\":[{\"type\":\"string\"}],\"additionalItems\":false}";
+  expect_valid(closed, "[\"a\"]");
+  expect_valid(closed, "[]");
+  expect_invalid(closed, "[\"a\",1]", "/1",
+                 "the array may have at most 1 item (additionalItems is false)");
+  const char *rest = "{\"items\":[{\"type\":\"string\"}],"
+                     "\"additionalItems\":{\"type\":\"integer\"}}";
+  expect_valid(rest, "[\"a\",1,2]");
+  expect_invalid(rest, "[\"a\",1,2.5]", "/2", "an integer");
+  expect_invalid(rest, "[1]", "/0", "a string");
+
+  /* draft 2020-12: prefixItems by position, items for the rest only */
+  const char *prefix = "{\"prefixItems\":[{\"type\":\"string\"}],"
+                       "\"items\":{\"type\":\"number\"}}";
+  expect_valid(prefix, "[\"a\",1]");
+  expect_valid(prefix, "[\"a\",1,2.5]");
+  expect_valid(prefix, "[]");
+  expect_invalid(prefix, "[1,1]", "/0", "a string");
+  expect_invalid(prefix, "[\"a\",\"b\"]", "/1", "a number");
+  expect_valid("{\"prefixItems\":[{\"type\":\"string\"}]}", "[\"a\",1,{}]");
+  expect_invalid("{\"prefixItems\":[true,true],\"items\":false}", "[1,2,3]", "/2",
+                 "the array may have at most 2 items (items is false)");
+  expect_invalid("{\"items\":false}", "[0]", "/0",
+                 "the array may have at most 0 items (items is false)");
 
   const char *unique = "{\"uniqueItems\":true}";
   expect_valid(unique, "[]");
@@ -525,7 +553,10 @@ static void test_schema_check_accepts_what_it_can_apply(void **state) {
       "\"not\":{\"required\":[]}}",
       "{\"additionalProperties\":{\"type\":\"string\",\"minLength\":1,"
       "\"maxLength\":1e20}}",
-      "{\"pattern\":7,\"format\":[],\"description\":{}}", /* ignored keywords */
+      "{\"prefixItems\":[{},false],\"items\":{\"type\":\"null\"}}",
+      "{\"items\":[],\"additionalItems\":{\"type\":\"string\"}}",
+      "{\"minProperties\":1,\"maxProperties\":2.0}",
+      "{\"format\":[],\"description\":{},\"x-pattern\":7}", /* ignored keywords */
   };
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
     json_t *schema = load(good[i]);
@@ -575,6 +606,25 @@ static void test_schema_check_refuses_malformed_keywords(void **state) {
       {"{\"allOf\":[{\"not\":[]}]}", "/allOf/0/not: must be a schema", "1"},
       {"{\"properties\":{\"p\":{\"$ref\":\"#/$defs/p\"}}}",
        "/properties/p/$ref: is not supported", "{\"p\":1}"},
+      {"{\"minProperties\":-1}", "/minProperties: must be a non-negative integer", "{}"},
+      {"{\"maxProperties\":\"2\"}", "/maxProperties: must be a non-negative integer",
+       "{}"},
+      {"{\"prefixItems\":[]}", "/prefixItems: must be a non-empty array of schemas",
+       "[1]"},
+      {"{\"prefixItems\":{}}", "/prefixItems: must be a non-empty array of schemas",
+       "[1]"},
+      {"{\"items\":[],\"additionalItems\":1}", "/additionalItems: must be a schema",
+       "[1]"},
+      /* The array keywords of draft 2020-12 and of the drafts before do not mix,
+       * and additionalItems alone would check nothing. */
+      {"{\"prefixItems\":[{}],\"items\":[{}]}", "/items: must be a schema, not an array",
+       "[1]"},
+      {"{\"prefixItems\":[{}],\"additionalItems\":false}",
+       "/additionalItems: does not apply beside prefixItems", "[1]"},
+      {"{\"additionalItems\":false}", "/additionalItems: applies only after an array",
+       "[1]"},
+      {"{\"items\":{\"type\":\"string\"},\"additionalItems\":false}",
+       "/additionalItems: applies only after an array", "[1]"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     json_t *schema = load(cases[i].schema);
@@ -604,6 +654,86 @@ static void test_schema_check_refuses_malformed_keywords(void **state) {
   assert_string_equal(tiny, "/min...");
   assert_int_equal(none[0], 'z');
   assert_int_equal(schema_check(NULL, NULL, 0), -1);
+}
+
+/* A keyword that constrains the value but that the validator does not apply is
+ * refused, wherever it is, by schema_check with its place, and by
+ * schema_validate with E_SCHEMA: ignored, it would let the tool run on input
+ * its schema forbids. */
+static void test_schema_refuses_keywords_it_cannot_apply(void **state) {
+  (void)state;
+  static const struct {
+    const char *schema, *why, *value;
+  } cases[] = {
+      /* The review's examples: each let through a value its schema forbids. */
+      {"{\"if\":{\"const\":1},\"then\":{\"const\":2}}", "/if: ", "1"},
+      {"{\"then\":{}}", "/then: ", "1"},
+      {"{\"else\":{}}", "/else: ", "1"},
+      {"{\"dependentRequired\":{\"a\":[\"b\"]}}", "/dependentRequired: ", "{\"a\":1}"},
+      {"{\"propertyNames\":{\"maxLength\":1}}", "/propertyNames: ", "{\"ab\":1}"},
+      {"{\"multipleOf\":2}", "/multipleOf: ", "3"},
+      {"{\"properties\":{\"s\":{\"pattern\":\"^a$\"}}}",
+       "/properties/s/pattern: ", "{\"s\":\"b\"}"},
+      /* and the rest, each with a value it would have refused */
+      {"{\"patternProperties\":{\"^x\":false}}", "/patternProperties: ", "{\"x\":1}"},
+      {"{\"dependentSchemas\":{\"a\":false}}", "/dependentSchemas: ", "{\"a\":1}"},
+      {"{\"dependencies\":{\"a\":[\"b\"]}}", "/dependencies: ", "{\"a\":1}"},
+      {"{\"unevaluatedProperties\":false}", "/unevaluatedProperties: ", "{\"a\":1}"},
+      {"{\"unevaluatedItems\":false}", "/unevaluatedItems: ", "[1]"},
+      {"{\"contains\":{\"const\":1}}", "/contains: ", "[2]"},
+      {"{\"minContains\":2}", "/minContains: ", "[2]"},
+      {"{\"maxContains\":0}", "/maxContains: ", "[2]"},
+      {"{\"$dynamicRef\":\"#x\"}", "/$dynamicRef: ", "1"},
+      {"{\"$recursiveRef\":\"#\"}", "/$recursiveRef: ", "1"},
+      {"{\"extends\":{\"type\":\"string\"}}", "/extends: ", "1"},
+      {"{\"disallow\":\"integer\"}", "/disallow: ", "1"},
+      {"{\"divisibleBy\":2}", "/divisibleBy: ", "3"},
+      /* deep inside, where not and anyOf would otherwise turn it into a pass */
+      {"{\"anyOf\":[{\"items\":{\"not\":{\"multipleOf\":3}}}]}",
+       "/anyOf/0/items/not/multipleOf: ", "[4]"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    json_t *schema = load(cases[i].schema);
+    json_t *value = load(cases[i].value);
+    char why[200] = "";
+    int checked = schema_check(schema, why, sizeof why);
+    struct schema_error err = {0, "", ""};
+    int rv = schema_validate(schema, value, &err);
+    json_decref(schema);
+    json_decref(value);
+    char want[120];
+    snprintf(want, sizeof want, "%sis not supported by this validator; ", cases[i].why);
+    if (checked != -1 || strncmp(why, want, strlen(want)) != 0 || rv != SCHEMA_E_SCHEMA ||
+        strncmp(err.message, "cannot be checked: the schema's ", 32) != 0 ||
+        strstr(err.message, "is not supported") == NULL) {
+      print_error("%s: check %d \"%s\", validate %s \"%s\"\n", cases[i].schema, checked,
+                  why, schema_errname(rv), err.message);
+      fail();
+    }
+  }
+  /* The hint says what to write instead. */
+  json_t *schema = load("{\"items\":{\"$ref\":\"#/$defs/a\"}}");
+  char why[200];
+  assert_int_equal(schema_check(schema, why, sizeof why), -1);
+  json_decref(schema);
+  assert_string_equal(why, "/items/$ref: is not supported by this validator; write the "
+                           "subschema in place");
+}
+
+/* minProperties and maxProperties count an object's members. */
+static void test_schema_property_counts(void **state) {
+  (void)state;
+  const char *s = "{\"minProperties\":1,\"maxProperties\":2}";
+  expect_valid(s, "{\"a\":1}");
+  expect_valid(s, "{\"a\":1,\"b\":null}");
+  expect_invalid(s, "{}", "", "must have at least 1 property");
+  expect_invalid(s, "{\"a\":1,\"b\":2,\"c\":3}", "", "must have at most 2 properties");
+  expect_valid(s, "[]"); /* object keywords do not apply to other types */
+  expect_invalid("{\"minProperties\":2}", "{\"a\":1}", "", "at least 2 properties");
+  expect_invalid("{\"maxProperties\":1.0}", "{\"a\":1,\"b\":2}", "",
+                 "at most 1 property");
+  expect_invalid("{\"properties\":{\"o\":{\"maxProperties\":0}}}", "{\"o\":{\"k\":1}}",
+                 "/o", "at most 0 properties");
 }
 
 static void test_schema_err_untouched_on_success_and_null_inputs(void **state) {
@@ -652,6 +782,8 @@ int main(void) {
       cmocka_unit_test(test_schema_error_never_contains_the_value),
       cmocka_unit_test(test_schema_check_accepts_what_it_can_apply),
       cmocka_unit_test(test_schema_check_refuses_malformed_keywords),
+      cmocka_unit_test(test_schema_refuses_keywords_it_cannot_apply),
+      cmocka_unit_test(test_schema_property_counts),
       cmocka_unit_test(test_schema_err_untouched_on_success_and_null_inputs),
       cmocka_unit_test(test_schema_errname),
   };

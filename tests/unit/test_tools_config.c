@@ -379,8 +379,9 @@ static void test_tools_config_input_schema(void **state) {
   struct fixture *fx = *state;
   struct tools_config c;
   expect_ok(fx, &c,
-            TOOLS(TOOL(NAME ", " DESC ", \"input_schema\": {}, " TIER ", " EXEC)));
-  assert_string_equal(c.tools[0].input_schema, "{}");
+            TOOLS(TOOL(NAME ", " DESC ", \"input_schema\": {\"type\": \"object\"}, " TIER
+                            ", " EXEC)));
+  assert_string_equal(c.tools[0].input_schema, "{\"type\":\"object\"}");
   tools_config_free(&c);
   /* Kept compact, in the file's order. */
   expect_ok(fx, &c,
@@ -408,6 +409,27 @@ static void test_tools_config_input_schema(void **state) {
       TOOLS(TOOL(NAME ", " DESC ", \"input_schema\": {\"$ref\": \"#/x\"}, " TIER
                       ", " EXEC)),
       "input_schema: ", NULL);
+
+  /* The model APIs take only an object schema for a tool's input: any other
+   * root would fail every model call, so it fails at start-up instead. */
+  static const char *const not_an_object_schema[] = {
+      "{}",
+      "{\"properties\": {\"city\": {\"type\": \"string\"}}}",
+      "{\"type\": \"string\"}",
+      "{\"type\": [\"object\", \"null\"]}",
+      "{\"type\": \"array\", \"items\": {\"type\": \"object\"}}",
+  };
+  char file[512];
+  for (size_t i = 0; i < sizeof not_an_object_schema / sizeof not_an_object_schema[0];
+       i++) {
+    snprintf(file, sizeof file,
+             TOOLS(TOOL(NAME ", " DESC ", \"input_schema\": %s, " TIER ", " EXEC)),
+             not_an_object_schema[i]);
+    expect_refused(fx, file,
+                   "tools[0] (\"weather\"): input_schema: must have \"type\": \"object\" "
+                   "at its root",
+                   NULL);
+  }
 }
 
 static void test_tools_config_tier(void **state) {
