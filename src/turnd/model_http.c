@@ -6,7 +6,10 @@
  * A call's life:
  *   STREAMING --answer ends / fails--> its last event --> freed
  *   STREAMING --model_call_abort--> torn down at once (outside libcurl's
- *   callbacks) or, from inside one, when libcurl returns: freed, no event */
+ *   callbacks) or, from inside one, when libcurl returns: freed, no event
+ *
+ * A call keeps a copy of its key, wiped when it is freed, for one purpose: to
+ * take it out of the error messages it hands on (without_key). */
 #define _DEFAULT_SOURCE /* explicit_bzero */
 #include "model_http.h"
 
@@ -17,9 +20,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #define SSE_EVENT_MAX  (1u << 20)  /* bytes of one server-sent event */
 #define ERROR_BODY_MAX (16u << 10) /* bytes of an error answer kept for its message */
+
+/* What stands for the key in an error message that held it. */
+#define KEY_REDACTED "[key]"
+/* A key's beginning this long or longer at the very end of a message is taken
+ * out too: the provider's message is cut at 300 bytes, which can cut an echoed
+ * key in two. A shorter piece is no secret (it is at most the vendor's public
+ * prefix, "sk-ant-"), and matching it would eat ordinary words. */
+#define KEY_TAIL_MIN 8
+/* The longest wait a throttled call is retried after, in seconds. Per-minute
+ * rate limits, the usual throttle, reset well within it, and someone watching
+ * the turn can sit through it. A longer retry-after (a daily quota spent, a
+ * maintenance window) fails the call at once, saying how long: a retry before
+ * then would only be refused again, and a turn held open for hours helps nobody. */
+#define RETRY_AFTER_MAX_S 300
 
 struct model_http {
   struct event_base *base;
@@ -27,6 +45,7 @@ struct model_http {
   struct event *timer;      /* libcurl's timeout */
   struct model_call *calls; /* every call in flight */
   size_t waiting;           /* calls started inside libcurl, not yet handed to it */
+  size_t aborted;           /* calls aborted inside libcurl, not yet freed */
   int in_curl;              /* > 0 while libcurl runs our callbacks */
 };
 
@@ -34,8 +53,10 @@ struct model_call {
   struct model_http *mh;
   struct model_call *next, *prev;
   CURL *easy;
-  struct curl_slist *headers;
+  struct curl_slist *headers; /* one holds the key: wiped when freed */
   char *body;
+  char *key; /* the API key, for without_key; NULL: none. Wiped when freed */
+  size_t key_len;
   model_call_cb *cb;
   void *ctx;
   struct sse *sse;
@@ -48,15 +69,24 @@ struct model_call {
   bool waiting; /* started inside libcurl's callbacks: add_waiting hands it over */
   bool content; /* text, reasoning or a tool call was handed out */
   bool over;    /* the last event was handed out */
-  bool aborted; /* the owner is gone: no more events; ends when libcurl returns */
+  bool aborted; /* the owner is gone: no more events; freed when libcurl returns
+                   (counted in mh->aborted) */
   char curl_err[CURL_ERROR_SIZE];
 };
 
 /* ------------------------------------------------------------- the calls */
 
+/* Frees a string that held a secret, zeroed first. Accepts NULL. */
+static void secret_free(char *s) {
+  if (s == NULL) return;
+  explicit_bzero(s, strlen(s));
+  free(s);
+}
+
 static void call_free(struct model_call *c) {
   struct model_http *mh = c->mh;
   if (c->waiting) mh->waiting--;
+  if (c->aborted) mh->aborted--;
   if (c->prev != NULL)
     c->prev->next = c->next;
   else
@@ -66,7 +96,10 @@ static void call_free(struct model_call *c) {
     if (c->added) curl_multi_remove_handle(mh->multi, c->easy);
     curl_easy_cleanup(c->easy);
   }
+  for (struct curl_slist *h = c->headers; h != NULL; h = h->next)
+    explicit_bzero(h->data, strlen(h->data)); /* the auth header among them */
   curl_slist_free_all(c->headers);
+  secret_free(c->key);
   sse_free(c->sse);
   provider_stream_free(c->stream);
   free(c->body);
@@ -74,10 +107,53 @@ static void call_free(struct model_call *c) {
   free(c);
 }
 
-/* Hands ev to the owner, unless it is gone or the call is over. */
+/* Whether text[0..len) is the key's beginning, long enough to be secret. */
+static bool is_key_tail(const struct model_call *c, const char *text, size_t len) {
+  return len >= KEY_TAIL_MIN && len < c->key_len && memcmp(text, c->key, len) == 0;
+}
+
+/* text[0..len) with every copy of the call's key replaced by KEY_REDACTED, and
+ * a beginning of the key that ends it too (KEY_TAIL_MIN). A server or a proxy
+ * may echo the key in its error ("invalid key: sk-..."), and an error's text
+ * goes to every client and into the store. Owned, *out_len bytes and a NUL;
+ * NULL when out of memory. */
+static char *without_key(const struct model_call *c, const char *text, size_t len,
+                         size_t *out_len) {
+  static const char redacted[] = KEY_REDACTED;
+  size_t mark = sizeof redacted - 1;
+  /* Each copy takes key_len >= 1 bytes, and the tail at least one more. */
+  char *out = malloc(len + (len / c->key_len + 1) * mark + 1);
+  if (out == NULL) return NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < len;) {
+    if (len - i >= c->key_len && memcmp(text + i, c->key, c->key_len) == 0) {
+      memcpy(out + n, redacted, mark);
+      n += mark;
+      i += c->key_len;
+    } else if (is_key_tail(c, text + i, len - i)) {
+      memcpy(out + n, redacted, mark);
+      n += mark;
+      break;
+    } else {
+      out[n++] = text[i++];
+    }
+  }
+  out[n] = '\0';
+  *out_len = n;
+  return out;
+}
+
+/* Hands ev to the owner, unless it is gone or the call is over. An error's
+ * text may be the provider's own words, so the key is taken out of it. */
 static void deliver(struct model_call *c, const struct model_event *ev) {
   if (c->aborted || c->over) return;
   struct model_event copy = *ev;
+  char *clean = NULL;
+  if (ev->kind == MODEL_EV_ERROR && c->key != NULL && ev->text != NULL) {
+    clean = without_key(c, ev->text, ev->len, &copy.len);
+    copy.text = clean != NULL ? clean : "the model answered with an error";
+    if (clean == NULL) copy.len = strlen(copy.text);
+  }
   if (ev->kind == MODEL_EV_ERROR && ev->throttled && c->content) {
     copy.throttled = false; /* a retry would say again what was said */
     copy.retry_after_s = -1;
@@ -87,6 +163,7 @@ static void deliver(struct model_call *c, const struct model_event *ev) {
     c->content = true;
   if (ev->kind == MODEL_EV_STOP || ev->kind == MODEL_EV_ERROR) c->over = true;
   c->cb(c->ctx, &copy);
+  free(clean);
 }
 
 static void fail(struct model_call *c, const char *message, bool throttled,
@@ -137,9 +214,23 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg) {
   return c->aborted || c->over ? 0 : len; /* over: nothing more is read */
 }
 
-/* Reads retry-after's delay-seconds form; the HTTP-date form counts as unsaid. */
+/* delay-seconds (digits; a fraction is let in), or -1 when text is not that. */
+static double delay_seconds(const char *text) {
+  double s = 0;
+  const char *p = text;
+  for (; *p >= '0' && *p <= '9'; p++)
+    s = s * 10 + (*p - '0');
+  if (*p == '.')
+    for (double unit = 0.1; *++p >= '0' && *p <= '9'; unit /= 10)
+      s += (*p - '0') * unit;
+  return p > text && *p == '\0' ? s : -1;
+}
+
+/* The seconds retry-after asks to wait, as it says them: delay-seconds, or an
+ * HTTP-date less the time now (0 once it is past). -1 when it says neither.
+ * However long, the wait is kept: finished() decides what a long one means. */
 static double parse_retry_after(const char *value, size_t len) {
-  char text[32];
+  char text[64];
   while (len > 0 && (*value == ' ' || *value == '\t')) {
     value++;
     len--;
@@ -150,10 +241,11 @@ static double parse_retry_after(const char *value, size_t len) {
   if (len == 0 || len >= sizeof text) return -1;
   memcpy(text, value, len);
   text[len] = '\0';
-  char *end;
-  double s = strtod(text, &end);
-  if (*end != '\0' || !(s >= 0) || s > 24 * 3600) return -1;
-  return s;
+  if (text[0] >= '0' && text[0] <= '9') return delay_seconds(text);
+  time_t at = curl_getdate(text, NULL);
+  if (at == -1) return -1;
+  time_t now = time(NULL);
+  return at > now ? difftime(at, now) : 0;
 }
 
 static size_t on_header(char *buffer, size_t size, size_t nitems, void *arg) {
@@ -163,6 +255,25 @@ static size_t on_header(char *buffer, size_t size, size_t nitems, void *arg) {
   if (len > sizeof name - 1 && strncasecmp(buffer, name, sizeof name - 1) == 0)
     c->retry_after = parse_retry_after(buffer + sizeof name - 1, len - (sizeof name - 1));
   return len;
+}
+
+/* A non-2xx answer: its last event says the provider's message. 429, 503 and
+ * 529 are throttles, unless retry-after asks for more than RETRY_AFTER_MAX_S:
+ * then the call fails at once and says how long the provider wants. */
+static void refused(struct model_call *c) {
+  char *msg = provider_error_message(c->status, c->err_body, c->err_len);
+  const char *said = msg != NULL ? msg : "the model answered with an error";
+  bool throttled = c->status == 429 || c->status == 503 || c->status == 529;
+  if (throttled && c->retry_after > RETRY_AFTER_MAX_S) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "the provider asks for a wait of %.0f s before a retry: %s", c->retry_after,
+             said);
+    fail(c, text, false, -1);
+  } else {
+    fail(c, said, throttled, c->retry_after);
+  }
+  free(msg);
 }
 
 /* The transfer is over: the call's last event, from how it ended. */
@@ -176,11 +287,7 @@ static void finished(struct model_call *c, CURLcode result) {
     snprintf(msg, sizeof msg, "cannot reach the model: %s", curl_easy_strerror(result));
     fail(c, msg, false, -1);
   } else if (!status_ok(c->status)) {
-    char *msg = provider_error_message(c->status, c->err_body, c->err_len);
-    bool throttled = c->status == 429 || c->status == 503 || c->status == 529;
-    fail(c, msg != NULL ? msg : "the model answered with an error", throttled,
-         c->retry_after);
-    free(msg);
+    refused(c);
   } else if (result != CURLE_OK) {
     char msg[200];
     snprintf(msg, sizeof msg, "the model's stream broke off: %s",
@@ -240,6 +347,19 @@ static void add_waiting(struct model_http *mh) {
   }
 }
 
+/* Frees the calls aborted while libcurl ran our callbacks (another call's
+ * owner may give up a call from its callback): their transfers end now, not
+ * when their own next bytes or their stall timeout would come. Like
+ * add_waiting, it walks the calls only when one needs it. */
+static void drop_aborted(struct model_http *mh) {
+  struct model_call *c = mh->calls;
+  while (mh->aborted > 0 && c != NULL) {
+    struct model_call *next = c->next; /* call_free calls no owner */
+    if (c->aborted) call_free(c);
+    c = next;
+  }
+}
+
 static void act(struct model_http *mh, curl_socket_t fd, int flags) {
   int running;
   mh->in_curl++;
@@ -247,6 +367,7 @@ static void act(struct model_http *mh, curl_socket_t fd, int flags) {
   mh->in_curl--;
   reap(mh);
   add_waiting(mh);
+  drop_aborted(mh);
 }
 
 /* ------------------------------------------------- libcurl <-> libevent */
@@ -326,6 +447,17 @@ void model_http_free(struct model_http *mh) {
   curl_global_cleanup();
 }
 
+/* The header that carries key, sized to it: a bearer token (a JWT) can run to
+ * kilobytes. Owned (secret_free); NULL when out of memory. */
+static char *auth_header(enum provider_kind kind, const char *key) {
+  const char *name =
+      kind == PROVIDER_ANTHROPIC ? "x-api-key: " : "Authorization: Bearer ";
+  size_t cap = strlen(name) + strlen(key) + 1;
+  char *header = malloc(cap);
+  if (header != NULL) snprintf(header, cap, "%s%s", name, key);
+  return header;
+}
+
 struct model_call *model_call_start(struct model_http *mh,
                                     const struct model_call_spec *spec, model_call_cb *cb,
                                     void *ctx) {
@@ -339,6 +471,8 @@ struct model_call *model_call_start(struct model_http *mh,
   if (mh->calls != NULL) mh->calls->prev = c;
   mh->calls = c;
   c->body = strdup(spec->body);
+  bool keyed = spec->api_key != NULL && spec->api_key[0] != '\0';
+  if (keyed && (c->key = strdup(spec->api_key)) != NULL) c->key_len = strlen(c->key);
   c->sse = sse_new(SSE_EVENT_MAX, on_sse_event, c);
   c->stream = provider_stream_new(spec->kind, on_model_event, c);
   c->easy = curl_easy_init();
@@ -347,19 +481,15 @@ struct model_call *model_call_start(struct model_http *mh,
   if (h != NULL) h = curl_slist_append(c->headers, "Accept: text/event-stream");
   /* No "Expect: 100-continue" wait before a large body. */
   if (h != NULL) h = curl_slist_append(c->headers, "Expect:");
-  char auth[1024];
-  if (h != NULL && spec->api_key != NULL && spec->api_key[0] != '\0') {
-    if (spec->kind == PROVIDER_ANTHROPIC)
-      snprintf(auth, sizeof auth, "x-api-key: %s", spec->api_key);
-    else
-      snprintf(auth, sizeof auth, "Authorization: Bearer %s", spec->api_key);
-    h = curl_slist_append(c->headers, auth);
-    explicit_bzero(auth, sizeof auth); /* the key lives in the request only */
+  if (h != NULL && keyed) {
+    char *auth = auth_header(spec->kind, spec->api_key);
+    h = auth != NULL ? curl_slist_append(c->headers, auth) : NULL;
+    secret_free(auth); /* the slist has its own copy, wiped in call_free */
   }
   if (h != NULL && spec->kind == PROVIDER_ANTHROPIC)
     h = curl_slist_append(c->headers, "anthropic-version: 2023-06-01");
   if (c->body == NULL || c->sse == NULL || c->stream == NULL || c->easy == NULL ||
-      h == NULL) {
+      h == NULL || (keyed && c->key == NULL)) {
     call_free(c);
     return NULL;
   }
@@ -394,8 +524,14 @@ struct model_call *model_call_start(struct model_http *mh,
 }
 
 void model_call_abort(struct model_call *c) {
+  struct model_http *mh = c->mh;
+  if (mh->in_curl == 0) {
+    call_free(c);
+    return;
+  }
+  /* Inside libcurl's callbacks the handle must stay: on_body returns 0 for it,
+   * and once libcurl returns, reap() frees it if its transfer ended, else
+   * drop_aborted() does. */
+  if (!c->aborted) mh->aborted++;
   c->aborted = true;
-  /* Inside libcurl's callbacks the handle must stay: on_body returns 0 and the
-   * transfer ends as a write error, which reap() frees. */
-  if (c->mh->in_curl == 0) call_free(c);
 }

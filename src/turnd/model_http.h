@@ -5,10 +5,14 @@
  *
  * Failures become the call's last event, MODEL_EV_ERROR, with a message that
  * holds no key and no request bytes: the transfer's (connection refused, cut,
- * stalled), or the provider's answer to a status other than 2xx. A 429, 503 or
- * 529 is throttled, with the retry-after header's seconds when it has them; a
- * throttle that comes after the reply began is a plain failure, since a retry
- * would say it again. */
+ * stalled), or the provider's own message (its answer to a status other than
+ * 2xx, or an error event in the stream), in which every copy of the call's key,
+ * and a piece of it cut off at the message's end, is "[key]", since a server or
+ * a proxy may echo the key. A 429, 503 or 529 is throttled, with the wait its
+ * retry-after header asks for (its seconds, or its HTTP-date less now) when it
+ * has one, unless that is more than 5 minutes: then it is a plain failure whose
+ * message says the wait. A throttle that comes after the reply began is a plain
+ * failure too, since a retry would say it again. */
 #ifndef TURND_MODEL_HTTP_H
 #define TURND_MODEL_HTTP_H
 
@@ -29,7 +33,8 @@ void model_http_free(struct model_http *mh);
 struct model_call_spec {
   enum provider_kind kind;
   const char *url;          /* the endpoint */
-  const char *api_key;      /* NULL or "": no key is sent (a local server) */
+  const char *api_key;      /* NULL or "": no key is sent (a local server); any
+                               length (a bearer JWT runs to kilobytes) */
   const char *body;         /* the request body (provider_*_body) */
   uint32_t stall_timeout_s; /* a stream silent this long fails */
 };
@@ -45,8 +50,8 @@ struct model_call *model_call_start(struct model_http *mh,
                                     const struct model_call_spec *spec, model_call_cb *cb,
                                     void *ctx);
 /* The owner is going: cb is not called again, and the transfer is torn down at
- * once (from inside cb: as soon as libcurl lets go of it). Not after the last
- * event. */
+ * once (from inside any call's cb: as soon as libcurl returns to turnd's loop).
+ * Not after the last event. */
 void model_call_abort(struct model_call *c);
 
 #endif

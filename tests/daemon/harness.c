@@ -201,7 +201,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag,
   return remove(path);
 }
 
-int harness_stop(struct turnd_proc *t, int sig) {
+int harness_halt(struct turnd_proc *t, int sig) {
   int status = -1;
   if (t->pid > 0) {
     remember(t->pid, false);
@@ -210,6 +210,11 @@ int harness_stop(struct turnd_proc *t, int sig) {
     if (waitpid(t->pid, &wstatus, 0) == t->pid) status = exit_status(wstatus);
     t->pid = 0;
   }
+  return status;
+}
+
+int harness_stop(struct turnd_proc *t, int sig) {
+  int status = harness_halt(t, sig);
   if (t->data_dir[0] != '\0') nftw(t->data_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
   t->data_dir[0] = '\0';
   return status;

@@ -25,6 +25,9 @@ int harness_start(struct turnd_proc *t, const char *const *extra);
 /* Sends sig (0: none) and waits: returns the exit status (128 + signal if killed
  * by one). */
 int harness_stop(struct turnd_proc *t, int sig);
+/* The same, but the data folder stays, for a look at what turnd stored; a
+ * harness_stop after it removes the folder (and returns -1). */
+int harness_halt(struct turnd_proc *t, int sig);
 /* Kills every turnd this harness started and did not stop: a failed assertion
  * jumps past harness_stop. For a test group's teardown. */
 int harness_kill_all(void **state);

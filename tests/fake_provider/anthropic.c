@@ -7,6 +7,7 @@
 #include "provider.h"
 
 #include <event2/keyvalq_struct.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- checks */
@@ -165,7 +166,7 @@ static int check(struct evhttp_request *req, json_t *body, struct ask *q,
   struct evkeyvalq *headers = evhttp_request_get_input_headers(req);
   const char *key = evhttp_find_header(headers, "x-api-key");
   if (key == NULL) return verdict_set(v, REFUSE_AUTH, "x-api-key header is required");
-  if (strcmp(key, FAKE_API_KEY) != 0)
+  if (strcmp(key, provider_key()) != 0)
     return verdict_set(v, REFUSE_AUTH, "invalid x-api-key");
   if (evhttp_find_header(headers, "anthropic-version") == NULL)
     return verdict_set(v, REFUSE_INVALID, "anthropic-version: header is required");
@@ -196,6 +197,7 @@ static int check(struct evhttp_request *req, json_t *body, struct ask *q,
     if (check_message(messages, i, v) != 0) return -1;
 
   memset(q, 0, sizeof *q);
+  q->key = key;
   q->model = provider_string(body, "model");
   q->n_messages = n;
   const char *first = user_text(json_array_get(messages, 0));
@@ -235,6 +237,7 @@ static int refuse(struct evhttp_request *req, enum refusal r, const char *why) {
 struct writer {
   struct stream *s;
   const struct answer *a;
+  const struct ask *q;
   size_t index; /* the open or next content block's */
   bool pinged;  /* the ping went out, after the first block's start */
   bool ok;      /* no allocation failed */
@@ -284,6 +287,21 @@ static void thinking_block(struct writer *w) {
   block_stop(w);
 }
 
+/* The error event that ends a stream midway: overloaded, or with echo_key an
+ * authentication error that echoes the key the request carried. */
+static void error_event(struct writer *w) {
+  char *echo = w->a->echo_key ? provider_key_echo(w->q->key) : NULL;
+  if (w->a->echo_key && echo == NULL) {
+    w->ok = false;
+    return;
+  }
+  put(w, w->a->event_ms, "error",
+      json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type",
+                echo != NULL ? "authentication_error" : "overloaded_error", "message",
+                echo != NULL ? echo : "Overloaded"));
+  free(echo);
+}
+
 /* The text block, or as much of it as the ending lets through. Returns false
  * when the stream ends with it. */
 static bool text_block(struct writer *w) {
@@ -294,10 +312,7 @@ static bool text_block(struct writer *w) {
     block_delta(w, a->delta_ms,
                 json_pack("{s:s, s:s}", "type", "text_delta", "text",
                           answer_text(a, i, buf, sizeof buf)));
-  if (a->ending == ENDING_ERROR)
-    put(w, a->event_ms, "error",
-        json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type",
-                  "overloaded_error", "message", "Overloaded"));
+  if (a->ending == ENDING_ERROR) error_event(w);
   if (a->ending != ENDING_NORMAL) return false;
   block_stop(w);
   return true;
@@ -329,7 +344,7 @@ static const char *stop_reason(enum answer_stop stop) {
 
 static int write_stream(struct stream *s, const struct answer *a, const struct ask *q,
                         uint64_t *ids) {
-  struct writer w = {.s = s, .a = a, .ok = true};
+  struct writer w = {.s = s, .a = a, .q = q, .ok = true};
   char id[40];
   provider_id(id, sizeof id, "msg_01", 22, ids);
   put(&w, 0, "message_start",

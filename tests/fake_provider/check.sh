@@ -112,6 +112,20 @@ if [ $all -eq 1 ]; then
   expect retry-after-2 "$out" 'message_stop'
   out=$(openai "$(o_user backoff)" -i)
   expect backoff-openai "$out" '^HTTP/1.1 429'
+  out=$(anthropic "$(a_user retry-date)" -i)
+  expect retry-date "$out" '^retry-after: [A-Z][a-z]{2}, [0-9]{2} [A-Z][a-z]{2} [0-9]{4} [0-9:]{8} GMT'
+  out=$(anthropic "$(a_user retry-past)" -i)
+  expect retry-past "$out" '^retry-after: [A-Z][a-z]{2}, '
+  out=$(openai "$(o_user retry-huge)" -i)
+  expect retry-huge-openai "$out" '^retry-after: 100000'
+  out=$(anthropic "$(a_user keyleak)" -i)
+  expect keyleak "$out" 'provided: test-key\. The key test-key is'
+  out=$(openai "$(o_user keyleak)" -i)
+  expect keyleak-openai "$out" '^HTTP/1.1 401'
+  out=$(anthropic "$(a_user streamleak)")
+  expect streamleak "$out" 'authentication_error.*provided: test-key'
+  out=$(openai "$(o_user streamleak)")
+  expect streamleak-openai "$out" 'provided: test-key'
   out=$(anthropic "$(a_user overloaded)" -i)
   expect overloaded "$out" '^HTTP/1.1 529'
   out=$(openai "$(o_user overloaded)" -i)

@@ -1,7 +1,8 @@
 /* fake-provider: a local model provider for turnd's tests. It answers the
  * Anthropic Messages and the OpenAI Chat Completions endpoints with streams shaped
  * like the real ones, the answer chosen by a keyword in the user's text (see
- * README.md). It listens on loopback only, and never logs or echoes a key. */
+ * README.md). It listens on loopback only, and never logs or echoes a key but in
+ * the scenarios that echo one on purpose (keyleak, streamleak). */
 #include "provider.h"
 #include "scenario.h"
 #include "stream.h"
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #define BODY_MAX  (16u * 1024u * 1024u) /* bytes of a request body */
 #define TIMEOUT_S 600                   /* evhttp's idle limit: outlasts a stall */
@@ -76,11 +78,31 @@ static enum refusal refusal_of(enum answer_failure failure) {
     return REFUSE_RATE_LIMIT;
   case ANSWER_OVERLOADED:
     return REFUSE_OVERLOADED;
+  case ANSWER_KEY_REFUSED:
+    return REFUSE_AUTH;
   case ANSWER_SERVER_ERROR:
   case ANSWER_STREAMS:
     break;
   }
   return REFUSE_SERVER;
+}
+
+/* The retry-after header a failure asks for, if any. */
+static void add_retry_after(struct evhttp_request *req, const struct answer *a) {
+  char value[64];
+  if (a->retry_form == RETRY_SECONDS) {
+    snprintf(value, sizeof value, "%ld", a->retry_after_s);
+  } else if (a->retry_form == RETRY_DATE) {
+    time_t at = time(NULL) + (time_t)a->retry_after_s;
+    struct tm tm;
+    /* IMF-fixdate; the fake never calls setlocale, so the names are English. */
+    if (gmtime_r(&at, &tm) == NULL ||
+        strftime(value, sizeof value, "%a, %d %b %Y %H:%M:%S GMT", &tm) == 0)
+      return;
+  } else {
+    return;
+  }
+  evhttp_add_header(evhttp_request_get_output_headers(req), "retry-after", value);
 }
 
 static enum stream_end end_of(enum answer_ending ending) {
@@ -101,12 +123,12 @@ static enum stream_end end_of(enum answer_ending ending) {
 static int answer(struct fake *f, const struct provider *p, struct evhttp_request *req,
                   const struct ask *q, const struct answer *a) {
   if (a->failure != ANSWER_STREAMS) {
-    if (a->retry_after_s > 0) {
-      char secs[16];
-      snprintf(secs, sizeof secs, "%u", a->retry_after_s);
-      evhttp_add_header(evhttp_request_get_output_headers(req), "retry-after", secs);
-    }
-    return p->refuse(req, refusal_of(a->failure), NULL);
+    add_retry_after(req, a);
+    /* An echo of the key is this fake's one exception to never echoing one. */
+    char *echo = a->echo_key ? provider_key_echo(q->key) : NULL;
+    int status = p->refuse(req, refusal_of(a->failure), echo);
+    free(echo);
+    return status;
   }
   struct stream *s = stream_new(f->base, req);
   if (s == NULL || p->stream(s, a, q, &f->ids) != 0) {

@@ -8,6 +8,7 @@
 #include "provider.h"
 
 #include <event2/keyvalq_struct.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -133,7 +134,8 @@ static int check(struct evhttp_request *req, json_t *body, struct ask *q,
   /* A local server needs no key, so none is fine; a wrong one is not. */
   const char *auth =
       evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
-  if (auth != NULL && strcmp(auth, "Bearer " FAKE_API_KEY) != 0)
+  const char *key = auth != NULL && strncmp(auth, "Bearer ", 7) == 0 ? auth + 7 : NULL;
+  if (auth != NULL && (key == NULL || strcmp(key, provider_key()) != 0))
     return verdict_set(v, REFUSE_AUTH, "Incorrect API key provided.");
   if (!json_is_object(body))
     return verdict_set(v, REFUSE_INVALID,
@@ -152,6 +154,7 @@ static int check(struct evhttp_request *req, json_t *body, struct ask *q,
   if (check_messages(messages, v) != 0) return -1;
 
   memset(q, 0, sizeof *q);
+  q->key = key;
   const char *model = provider_string(body, "model");
   q->model = model != NULL ? model : "fake-model";
   q->n_messages = n;
@@ -304,6 +307,21 @@ static const char *finish_reason(enum answer_stop stop) {
   return "stop";
 }
 
+/* The error chunk that ends a stream midway: overloaded, or with echo_key an
+ * invalid key that echoes the key the request carried. */
+static void error_chunk(struct writer *w) {
+  char *echo = w->a->echo_key ? provider_key_echo(w->q->key) : NULL;
+  if (w->a->echo_key && echo == NULL) {
+    w->ok = false;
+    return;
+  }
+  put(w, w->a->event_ms,
+      json_pack("{s:{s:s, s:s}}", "error", "message",
+                echo != NULL ? echo : "The server is overloaded", "type",
+                echo != NULL ? "invalid_request_error" : "server_error"));
+  free(echo);
+}
+
 static int write_stream(struct stream *s, const struct answer *a, const struct ask *q,
                         uint64_t *ids) {
   struct writer w = {
@@ -329,10 +347,7 @@ static int write_stream(struct stream *s, const struct answer *a, const struct a
     put(&w, a->delta_ms,
         chunk(&w, json_pack("{s:s}", "content", answer_text(a, i, buf, sizeof buf)),
               NULL));
-  if (a->ending == ENDING_ERROR)
-    put(&w, a->event_ms,
-        json_pack("{s:{s:s, s:s}}", "error", "message", "The server is overloaded",
-                  "type", "server_error"));
+  if (a->ending == ENDING_ERROR) error_chunk(&w);
   if (a->ending != ENDING_NORMAL) return w.ok ? 0 : -1;
   tool_calls(&w, ids);
   put(&w, a->event_ms, chunk(&w, json_object(), finish_reason(a->stop)));

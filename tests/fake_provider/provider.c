@@ -10,6 +10,20 @@
 #include <string.h>
 #include <unistd.h>
 
+const char *provider_key(void) {
+  const char *key = getenv("FAKE_PROVIDER_KEY");
+  return key != NULL && key[0] != '\0' ? key : FAKE_API_KEY;
+}
+
+char *provider_key_echo(const char *key) {
+  static const char fmt[] = "Incorrect API key provided: %s. The key %s is not valid.";
+  if (key == NULL) key = "(none)";
+  size_t cap = sizeof fmt + 2 * strlen(key);
+  char *text = malloc(cap);
+  if (text != NULL) snprintf(text, cap, fmt, key, key);
+  return text;
+}
+
 int verdict_set(struct verdict *v, enum refusal r, const char *fmt, ...) {
   v->refusal = r;
   va_list ap;

@@ -13,14 +13,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The one key the fake accepts. */
+/* The one key the fake accepts, unless $FAKE_PROVIDER_KEY names another. */
 #define FAKE_API_KEY "test-key"
+
+/* The key the fake accepts: $FAKE_PROVIDER_KEY when set and not empty (a test of
+ * long keys, or of a key that must not leak, picks its own), else FAKE_API_KEY. */
+const char *provider_key(void);
+/* The message of an error that echoes the key it was sent, as a careless server
+ * or proxy does: "Incorrect API key provided: KEY. The key KEY is not valid."
+ * (key NULL: "(none)"). Owned: free(); NULL when out of memory. */
+char *provider_key_echo(const char *key);
 
 /* A request that passed the checks. Strings borrow the request's JSON. */
 struct ask {
   const char *model;      /* echoed in the stream */
   const char *text;       /* the latest user text; NULL: none */
   const char *first_text; /* the first user message's text, "" if none */
+  const char *key;        /* the key it carried (borrows its headers); NULL: none */
   size_t n_messages;
   bool after_tools;    /* the last message is tool results */
   bool include_usage;  /* OpenAI's stream_options.include_usage */

@@ -18,6 +18,11 @@ static const struct {
     [SCENARIO_CUT] = {"cut", "cut"},
     [SCENARIO_MIDSTREAM] = {"midstream", "midstream"},
     [SCENARIO_HTTP500] = {"http500", "http500"},
+    [SCENARIO_KEYLEAK] = {"keyleak", "keyleak"},
+    [SCENARIO_STREAMLEAK] = {"streamleak", "streamleak"},
+    [SCENARIO_RETRY_DATE] = {"retry-date", "retry-date"},
+    [SCENARIO_RETRY_PAST] = {"retry-past", "retry-past"},
+    [SCENARIO_RETRY_HUGE] = {"retry-huge", "retry-huge"},
     [SCENARIO_RETRY_AFTER] = {"retry-after", "retry-after"},
     [SCENARIO_BACKOFF] = {"backoff", "backoff"},
     [SCENARIO_OVERLOADED] = {"overloaded", "overloaded"},
@@ -79,10 +84,21 @@ static const char signature[] = "EqQBCkYIBRgCKkBmYWtlLXNpZ25hdHVyZS1mb3ItdHVybmQ
 #define TIMED_MS    20
 #define N_TIMED     200
 #define N_TIMED_MAX 100000 /* "timed:N" above this gets N_TIMED */
+/* retry-date's date is this far ahead: far enough that what is left of it when
+ * the client reads it (a date has whole seconds) is told from a backoff of 1 s. */
+#define RETRY_DATE_S 4
+#define RETRY_PAST_S 3600   /* retry-past's date: an hour ago */
+#define RETRY_HUGE_S 100000 /* retry-huge's seconds: more than a day */
 
 static void set_text(struct answer *a, const char *const *text, size_t n) {
   a->text = text;
   a->n_text = n;
+}
+
+static void rate_limited(struct answer *a, enum retry_form form, long retry_after_s) {
+  a->failure = ANSWER_RATE_LIMITED;
+  a->retry_form = form;
+  a->retry_after_s = retry_after_s;
 }
 
 static void add_tool(struct answer *a, const char *name, const char *const *input,
@@ -125,11 +141,26 @@ void answer_for(struct answer *a, enum scenario sc, const char *text, bool after
   case SCENARIO_HTTP500:
     a->failure = ANSWER_SERVER_ERROR;
     break;
+  case SCENARIO_KEYLEAK:
+    a->failure = ANSWER_KEY_REFUSED;
+    a->echo_key = true;
+    break;
+  case SCENARIO_STREAMLEAK:
+    set_text(a, hello, 3);
+    a->ending = ENDING_ERROR;
+    a->echo_key = true;
+    break;
+  case SCENARIO_RETRY_DATE:
+    if (attempt <= 1) rate_limited(a, RETRY_DATE, RETRY_DATE_S);
+    break;
+  case SCENARIO_RETRY_PAST:
+    if (attempt <= 1) rate_limited(a, RETRY_DATE, -RETRY_PAST_S);
+    break;
+  case SCENARIO_RETRY_HUGE:
+    if (attempt <= 1) rate_limited(a, RETRY_SECONDS, RETRY_HUGE_S);
+    break;
   case SCENARIO_RETRY_AFTER:
-    if (attempt <= 1) {
-      a->failure = ANSWER_RATE_LIMITED;
-      a->retry_after_s = 1;
-    }
+    if (attempt <= 1) rate_limited(a, RETRY_SECONDS, 1);
     break;
   case SCENARIO_BACKOFF:
     if (attempt <= 1) a->failure = ANSWER_RATE_LIMITED;

@@ -13,6 +13,11 @@ enum scenario {
   SCENARIO_CUT,
   SCENARIO_MIDSTREAM,
   SCENARIO_HTTP500,
+  SCENARIO_KEYLEAK,
+  SCENARIO_STREAMLEAK,
+  SCENARIO_RETRY_DATE,
+  SCENARIO_RETRY_PAST,
+  SCENARIO_RETRY_HUGE,
   SCENARIO_RETRY_AFTER,
   SCENARIO_BACKOFF,
   SCENARIO_OVERLOADED,
@@ -39,7 +44,15 @@ enum answer_failure {
   ANSWER_STREAMS,      /* 0: a 200 stream */
   ANSWER_RATE_LIMITED, /* 429 */
   ANSWER_OVERLOADED,   /* Anthropic 529, OpenAI 503 */
-  ANSWER_SERVER_ERROR  /* 500 */
+  ANSWER_SERVER_ERROR, /* 500 */
+  ANSWER_KEY_REFUSED   /* 401 */
+};
+
+/* The retry-after header of a failure. */
+enum retry_form {
+  RETRY_NONE,    /* 0: no header */
+  RETRY_SECONDS, /* delay-seconds: retry_after_s */
+  RETRY_DATE     /* an HTTP-date retry_after_s from now (< 0: in the past) */
 };
 
 enum answer_stop { STOP_END_TURN, STOP_MAX_TOKENS, STOP_TOOL_USE };
@@ -62,7 +75,10 @@ struct answer_tool {
 /* Pieces are what each delta carries. All strings are static. */
 struct answer {
   enum answer_failure failure;
-  unsigned retry_after_s; /* with ANSWER_RATE_LIMITED: the retry-after header; 0: none */
+  enum retry_form retry_form; /* with ANSWER_RATE_LIMITED */
+  long retry_after_s;         /* what the retry-after header says, as retry_form tells */
+  bool echo_key; /* the failure's or the error event's message holds the key the
+                    request carried (provider_key_echo) */
   const char *const *thinking; /* thinking pieces, then one signature */
   size_t n_thinking;
   const char *signature;

@@ -1,0 +1,352 @@
+/* A real turnd against the fake provider (tests/fake_provider) over loopback:
+ * what a provider's errors become. A key the provider (or a proxy) echoes in its
+ * error message reaches neither the turn's notice, nor the session's history,
+ * nor any file turnd stores; a key longer than a kilobyte (a JWT) is sent whole;
+ * and retry-after is read in both its forms, a wait too long to sit through
+ * failing the call rather than being forgotten. */
+#define _GNU_SOURCE /* memmem, nftw */
+#include "harness.h"
+
+#include <ftw.h>
+#include <jansson.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+/* A leak of this many bytes of a key, or more, fails a test: turnd may leave
+ * fewer at the end of a cut message (see model_http.c). */
+#define KEY_WINDOW 8
+/* The fake's retry-date is this far ahead (tests/fake_provider/scenario.c). */
+#define RETRY_DATE_S 4
+
+/* ------------------------------------------------------ the fake provider */
+
+static pid_t fake_pid; /* the one running, for the teardown; 0: none */
+
+/* Starts the fake provider on a port of its choosing, accepting only key, and
+ * writes its URL into base_url. */
+static void fake_start(const char *key, char *base_url, size_t cap) {
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the test */
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    setenv("FAKE_PROVIDER_KEY", key, 1);
+    execl(FAKE_PROVIDER_PATH, FAKE_PROVIDER_PATH, "--listen", "127.0.0.1:0",
+          (char *)NULL);
+    _exit(127);
+  }
+  close(fds[1]);
+  fake_pid = pid;
+  char line[128];
+  size_t len = 0;
+  char c;
+  while (len + 1 < sizeof line && read(fds[0], &c, 1) == 1 && c != '\n')
+    line[len++] = c;
+  line[len] = '\0';
+  close(fds[0]);
+  unsigned port;
+  if (sscanf(line, "listening on http://127.0.0.1:%u", &port) != 1)
+    fail_msg("the fake provider did not start: \"%s\"", line);
+  snprintf(base_url, cap, "http://127.0.0.1:%u", port);
+}
+
+static void fake_stop(void) {
+  if (fake_pid <= 0) return;
+  kill(fake_pid, SIGTERM);
+  waitpid(fake_pid, NULL, 0);
+  fake_pid = 0;
+}
+
+/* The turnd of the test running: the teardown removes its data folder even
+ * when a failed assertion jumped past the test's own stop. */
+static struct turnd_proc turnd;
+
+static int teardown(void **state) {
+  fake_stop();
+  harness_stop(&turnd, SIGKILL);
+  return harness_kill_all(state);
+}
+
+/* turnd with `--model KIND:fake-model`, pointed at the fake through the
+ * environment with key, as an owner points it at a real provider. */
+static void start_turnd(struct turnd_proc *t, const char *kind, const char *fake_url,
+                        const char *key) {
+  bool anthropic = strcmp(kind, "anthropic") == 0;
+  char url[96], model[64];
+  snprintf(url, sizeof url, "%s%s", fake_url, anthropic ? "" : "/v1");
+  snprintf(model, sizeof model, "%s:fake-model", kind);
+  assert_int_equal(setenv(anthropic ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL", url, 1),
+                   0);
+  assert_int_equal(setenv(anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY", key, 1), 0);
+  const char *extra[] = {"--model", model, "--coalesce-ms", "0", NULL};
+  assert_int_equal(harness_start(t, extra), 0);
+}
+
+/* ---------------------------------------------------------------- turns */
+
+static json_t *line_json(const char *line) {
+  json_error_t e;
+  json_t *j = json_loads(line, 0, &e);
+  if (j == NULL) fail_msg("not JSON: %s", line);
+  return j;
+}
+
+static const char *string_of(json_t *j, const char *key) {
+  const char *v = json_string_value(json_object_get(j, key));
+  return v != NULL ? v : "";
+}
+
+/* A whole turn: lines[i] parsed, the last an end. */
+struct turn {
+  json_t **ev;
+  size_t n;
+};
+
+static void run_turn(const struct turnd_proc *t, const char *text, struct turn *out) {
+  char u[128], body[256];
+  snprintf(u, sizeof u, "%s/api/turns", t->base_url);
+  snprintf(body, sizeof body, "{\"text\": \"%s\"}", text);
+  struct http_stream s;
+  assert_int_equal(http_stream("POST", u, body, 0, &s), 0);
+  assert_int_equal(s.status, 200);
+  out->n = s.n;
+  out->ev = calloc(s.n, sizeof *out->ev);
+  assert_non_null(out->ev);
+  for (size_t i = 0; i < s.n; i++)
+    out->ev[i] = line_json(s.lines[i]);
+  http_stream_free(&s);
+  assert_true(out->n > 0);
+  assert_string_equal(string_of(out->ev[out->n - 1], "type"), "end");
+}
+
+static void turn_free(struct turn *tu) {
+  for (size_t i = 0; i < tu->n; i++)
+    json_decref(tu->ev[i]);
+  free(tu->ev);
+}
+
+static size_t count(const struct turn *tu, const char *type) {
+  size_t n = 0;
+  for (size_t i = 0; i < tu->n; i++)
+    n += strcmp(string_of(tu->ev[i], "type"), type) == 0;
+  return n;
+}
+
+/* The turn's one event of type. */
+static json_t *the(const struct turn *tu, const char *type) {
+  if (count(tu, type) != 1) fail_msg("not one %s event but %zu", type, count(tu, type));
+  for (size_t i = 0; i < tu->n; i++)
+    if (strcmp(string_of(tu->ev[i], "type"), type) == 0) return tu->ev[i];
+  return NULL;
+}
+
+static const char *stop_reason(const struct turn *tu) {
+  return string_of(tu->ev[tu->n - 1], "stop_reason");
+}
+
+/* The text deltas joined. */
+static void text_of(const struct turn *tu, char *out, size_t cap) {
+  size_t len = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < tu->n; i++)
+    if (strcmp(string_of(tu->ev[i], "type"), "text") == 0)
+      len += (size_t)snprintf(out + len, len < cap ? cap - len : 0, "%s",
+                              string_of(tu->ev[i], "delta"));
+}
+
+/* The session's history as turnd serves it (owned). */
+static char *history_of(const struct turnd_proc *t, const struct turn *tu) {
+  char u[160];
+  snprintf(u, sizeof u, "%s/api/sessions/%s", t->base_url,
+           string_of(tu->ev[0], "session"));
+  struct http_answer a;
+  assert_int_equal(http_do("GET", u, NULL, &a), 0);
+  assert_int_equal(a.status, 200);
+  char *body = a.body;
+  a.body = NULL;
+  http_answer_free(&a);
+  return body;
+}
+
+/* ------------------------------------------------------------ the key */
+
+/* No KEY_WINDOW bytes of key in a row are in bytes[0..len); where names them. */
+static void assert_no_key(const char *bytes, size_t len, const char *key,
+                          const char *where) {
+  size_t key_len = strlen(key);
+  for (size_t i = 0; i + KEY_WINDOW <= key_len; i++)
+    if (memmem(bytes, len, key + i, KEY_WINDOW) != NULL)
+      fail_msg("%s holds bytes %zu..%zu of the key", where, i, i + KEY_WINDOW);
+}
+
+static const char *scanned_key; /* nftw passes no context */
+
+static int scan_file(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st;
+  (void)ftw;
+  if (flag != FTW_F) return 0;
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  char *bytes = NULL;
+  size_t len = 0, cap = 0, got;
+  do {
+    if (cap - len < 65536) {
+      cap = cap * 2 + 65536;
+      bytes = realloc(bytes, cap);
+      assert_non_null(bytes);
+    }
+    got = fread(bytes + len, 1, cap - len, f);
+    len += got;
+  } while (got > 0);
+  fclose(f);
+  assert_no_key(bytes, len, scanned_key, path);
+  free(bytes);
+  return 0;
+}
+
+/* Stops turnd and searches every file it stored for the key. */
+static void assert_key_not_stored(struct turnd_proc *t, const char *key) {
+  assert_int_equal(harness_halt(t, SIGTERM), 0);
+  scanned_key = key;
+  assert_int_equal(nftw(t->data_dir, scan_file, 16, FTW_PHYS), 0);
+  harness_stop(t, SIGTERM);
+}
+
+/* The notice of a failed turn: the provider's message, every copy of the key in
+ * it replaced by [key]. */
+static void assert_redacted_notice(const struct turnd_proc *t, const char *text,
+                                   const char *key, const char *message) {
+  struct turn tu;
+  run_turn(t, text, &tu);
+  assert_string_equal(stop_reason(&tu), "error");
+  assert_int_equal(count(&tu, "throttled"), 0);
+  const char *notice = string_of(the(&tu, "notice"), "text");
+  if (strstr(notice, message) == NULL)
+    fail_msg("the notice \"%s\" does not say \"%s\"", notice, message);
+  assert_no_key(notice, strlen(notice), key, "the notice");
+  char *history = history_of(t, &tu);
+  assert_no_key(history, strlen(history), key, "the history");
+  if (strstr(history, message) == NULL) /* message needs no JSON escapes */
+    fail_msg("the history does not say \"%s\": %s", message, history);
+  free(history);
+  turn_free(&tu);
+}
+
+/* A 401 whose message echoes the key, and an error event amid the stream that
+ * does the same (after some text, so the turn keeps that text). */
+static void key_echoes_are_redacted(const char *kind) {
+  static const char key[] = "sk-fake-0123456789-SECRET-abcdefghij";
+  static const char said[] =
+      "Incorrect API key provided: [key]. The key [key] is not valid.";
+  char fake_url[64];
+  fake_start(key, fake_url, sizeof fake_url);
+  start_turnd(&turnd, kind, fake_url, key);
+  assert_redacted_notice(&turnd, "keyleak please", key, said);
+  assert_redacted_notice(&turnd, "streamleak please", key, said);
+  assert_key_not_stored(&turnd, key);
+  fake_stop();
+}
+
+static void test_provider_key_echo_anthropic(void **state) {
+  (void)state;
+  key_echoes_are_redacted("anthropic");
+}
+
+static void test_provider_key_echo_openai(void **state) {
+  (void)state;
+  key_echoes_are_redacted("openai");
+}
+
+/* A key of 1500 bytes, as long JWT bearer tokens are: it is sent whole, so the
+ * fake accepts it. Echoed, it is longer than the provider's message may be
+ * (300 bytes), so the message is cut inside the key: what is left of it is
+ * redacted too. */
+static void test_provider_long_key(void **state) {
+  (void)state;
+  char key[1501];
+  int len = snprintf(key, sizeof key, "sk-fake-");
+  for (int i = 0; len + 6 < (int)sizeof key; i++)
+    len += snprintf(key + len, sizeof key - (size_t)len, "k%04d-", i);
+  char fake_url[64];
+  fake_start(key, fake_url, sizeof fake_url);
+  start_turnd(&turnd, "anthropic", fake_url, key);
+
+  struct turn tu;
+  run_turn(&turnd, "hello there", &tu);
+  assert_string_equal(stop_reason(&tu), "end_turn");
+  char text[256];
+  text_of(&tu, text, sizeof text);
+  assert_string_equal(text, "Hello from the fake model.");
+  turn_free(&tu);
+
+  assert_redacted_notice(&turnd, "keyleak with a long key", key,
+                         "Incorrect API key provided: [key]");
+  assert_key_not_stored(&turnd, key);
+  fake_stop();
+}
+
+/* ----------------------------------------------------------- retry-after */
+
+/* retry-after's HTTP-date is read: a date ahead is the wait until it, one in
+ * the past no wait; a wait of more than a day fails the call at once, saying so,
+ * instead of being retried after a short backoff. */
+static void test_provider_retry_after_forms(void **state) {
+  (void)state;
+  char fake_url[64];
+  fake_start("test-key", fake_url, sizeof fake_url);
+  start_turnd(&turnd, "anthropic", fake_url, "test-key");
+
+  struct turn tu;
+  run_turn(&turnd, "retry-date, then hello", &tu);
+  double delay =
+      json_number_value(json_object_get(the(&tu, "throttled"), "delay_seconds"));
+  /* What is left of the date when turnd reads it: a second or two may have gone. */
+  if (delay < RETRY_DATE_S - 2 || delay > RETRY_DATE_S)
+    fail_msg("retry-date: delay_seconds %g, want %d to %d", delay, RETRY_DATE_S - 2,
+             RETRY_DATE_S);
+  assert_string_equal(stop_reason(&tu), "end_turn");
+  turn_free(&tu);
+
+  run_turn(&turnd, "retry-past, then hello", &tu);
+  delay = json_number_value(json_object_get(the(&tu, "throttled"), "delay_seconds"));
+  assert_true(delay == 0);
+  assert_string_equal(stop_reason(&tu), "end_turn");
+  turn_free(&tu);
+
+  run_turn(&turnd, "retry-huge, then hello", &tu);
+  assert_int_equal(count(&tu, "throttled"), 0);
+  assert_string_equal(stop_reason(&tu), "error");
+  const char *notice = string_of(the(&tu, "notice"), "text");
+  if (strstr(notice, "100000 s") == NULL || strstr(notice, "rate limit") == NULL)
+    fail_msg("the notice \"%s\" does not say the wait and the provider's message",
+             notice);
+  turn_free(&tu);
+
+  assert_int_equal(harness_stop(&turnd, SIGTERM), 0);
+  fake_stop();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(test_provider_key_echo_anthropic, teardown),
+      cmocka_unit_test_teardown(test_provider_key_echo_openai, teardown),
+      cmocka_unit_test_teardown(test_provider_long_key, teardown),
+      cmocka_unit_test_teardown(test_provider_retry_after_forms, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
