@@ -1,6 +1,8 @@
 /* Reading a provider's settings (see model_config.h). */
 #include "model_config.h"
 
+#include "credential.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,7 +97,7 @@ int model_config_load(struct model_config *m, const struct options *o) {
 void model_config_free(struct model_config *m) {
   free(m->url);
   if (m->api_key != NULL) {
-    memset(m->api_key, 0, strlen(m->api_key));
+    credential_wipe(m->api_key, strlen(m->api_key)); /* memset may be dropped */
     free(m->api_key);
   }
   free(m->system);
