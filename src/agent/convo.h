@@ -64,4 +64,12 @@ void convo_finish(struct convo *c);
  * Returns false when none waits. */
 bool convo_take(struct convo *c, struct convo_message *out);
 
+/* Makes a session's stored messages (JSON as above, each malloc'd and owned by
+ * the array, itself malloc'd) a conversation a provider takes, however its
+ * turns ended (convo_repair.c): a tool call without a result gets an error
+ * result, and neighbouring messages of one role become one. Replaces *messages
+ * and *n. Returns 0, or -1 (out of memory, or a message that is not one of
+ * these) leaving both as they were. */
+int convo_repair(char ***messages, size_t *n);
+
 #endif

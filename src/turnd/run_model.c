@@ -4,6 +4,7 @@
  * to the agent one by one, pumping it after each. */
 #include "run.h"
 
+#include "agent/convo.h"
 #include "daemon.h"
 #include "model_http.h"
 #include "persist.h"
@@ -49,6 +50,9 @@ static char *request_body(struct run *r) {
   struct messages m = {NULL, 0, 0};
   char *body = NULL;
   if (store_messages_each(r->d->store, r->session->id, add_message, &m) == 0) {
+    /* As stored, after a turn that ended early, the messages may be a shape
+     * the provider refuses; on failure they go as they are. */
+    if (convo_repair(&m.json, &m.n) == 0) m.cap = m.n;
     /* Every tool a model may call, demo and the owner's, as it is told of them. */
     const struct toolset *ts = &r->d->toolset;
     size_t n_tools = ts->n;

@@ -315,6 +315,124 @@ static void test_convo_fini_frees_open_and_queued(void **state) {
   convo_tool_result(c, "u1", s("open results"), false, T0);
 }
 
+/* ------------------------------------------------------------- convo_repair */
+
+#define USER(text) \
+  "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"" text "\"}]}"
+#define CALL(id) \
+  "{\"type\":\"tool_use\",\"id\":\"" id "\",\"name\":\"lamp\",\"input\":{}}"
+#define RESULT(id, text, err)                                                \
+  "{\"type\":\"tool_result\",\"tool_use_id\":\"" id "\",\"content\":\"" text \
+  "\",\"is_error\":" err "}"
+#define MISSING(id) \
+  RESULT(id, "not run: the turn ended before this call finished", "true")
+
+/* Repairs the n messages given (copied) and checks the result against want, a
+ * JSON array of messages. */
+static void expect_repair(const char *const *given, size_t n, const char *want) {
+  char **messages = calloc(n, sizeof *messages);
+  assert_non_null(messages);
+  for (size_t i = 0; i < n; i++)
+    assert_non_null(messages[i] = strdup(given[i]));
+  size_t count = n;
+  assert_int_equal(convo_repair(&messages, &count), 0);
+  json_t *got = json_array();
+  for (size_t i = 0; i < count; i++) {
+    json_error_t jerr;
+    json_array_append_new(got, json_loads(messages[i], JSON_ALLOW_NUL, &jerr));
+    free(messages[i]);
+  }
+  free(messages);
+  json_error_t jerr;
+  json_t *expected = json_loads(want, 0, &jerr);
+  assert_non_null(expected);
+  if (!json_equal(got, expected)) {
+    char *text = json_dumps(got, JSON_COMPACT);
+    print_error("got:  %s\nwant: %s\n", text, want);
+    free(text);
+    fail();
+  }
+  json_decref(got);
+  json_decref(expected);
+}
+
+/* A whole conversation keeps its messages (a text content becomes a block). */
+static void test_convo_repair_leaves_a_whole_conversation(void **state) {
+  (void)state;
+  const char *given[] = {
+      USER("hi"), "{\"role\":\"assistant\",\"content\":[" CALL("u1") "]}",
+      "{\"role\":\"user\",\"content\":[" RESULT("u1", "on", "false") "]}",
+      "{\"role\":\"assistant\",\"content\":\"done\"}"};
+  expect_repair(given, 4,
+                "[" USER("hi") ",{\"role\":\"assistant\",\"content\":[" CALL(
+                    "u1") "]},"
+                          "{\"role\":\"user\",\"content\":[" RESULT(
+                              "u1", "on", "false") "]},"
+                                                   "{\"role\":\"assistant\",\"content\":["
+                                                   "{\"type\":\"text\",\"text\":"
+                                                   "\"done\"}]}]");
+}
+
+/* A turn cancelled or limited after its tool results: the next question joins
+ * the results message. */
+static void test_convo_repair_joins_neighbouring_user_messages(void **state) {
+  (void)state;
+  const char *given[] = {
+      USER("hi"), "{\"role\":\"assistant\",\"content\":[" CALL("u1") "]}",
+      "{\"role\":\"user\",\"content\":[" RESULT("u1", "on", "false") "]}", USER("again")};
+  expect_repair(
+      given, 4,
+      "[" USER("hi") ",{\"role\":\"assistant\",\"content\":[" CALL(
+          "u1") "]},"
+                "{\"role\":\"user\",\"content\":[" RESULT(
+                    "u1", "on", "false") ","
+                                         "{\"type\":\"text\",\"text\":\"again\"}]}]");
+}
+
+/* A turn killed while its calls waited: each call without a result gets an
+ * error result, first in the next user message, in a message of its own before
+ * an assistant message, and at the end. */
+static void test_convo_repair_answers_calls_left_open(void **state) {
+  (void)state;
+  const char *next_user[] = {
+      USER("hi"), "{\"role\":\"assistant\",\"content\":[" CALL("u1") "," CALL("u2") "]}",
+      "{\"role\":\"user\",\"content\":[" RESULT("u2", "on", "false") "]}", USER("again")};
+  expect_repair(
+      next_user, 4,
+      "[" USER("hi") ",{\"role\":\"assistant\",\"content\":[" CALL("u1") "," CALL("u2") "]},{\"role\":\"user\",\"content\":[" MISSING(
+          "u1") "," RESULT("u2", "on",
+                           "false") ",{\"type\":\"text\",\"text\":\"again\"}]}]");
+  const char *next_reply[] = {USER("hi"),
+                              "{\"role\":\"assistant\",\"content\":[" CALL("u1") "]}",
+                              "{\"role\":\"assistant\",\"content\":[" CALL("u3") "]}"};
+  expect_repair(next_reply, 3,
+                "[" USER("hi") ",{\"role\":\"assistant\",\"content\":[" CALL(
+                    "u1") "]},"
+                          "{\"role\":\"user\",\"content\":[" MISSING(
+                              "u1") "]},"
+                                    "{\"role\":\"assistant\",\"content\":[" CALL(
+                                        "u3") "]},"
+                                              "{\"role\":\"user\",\"content\":[" MISSING(
+                                                  "u3") "]}]");
+}
+
+/* What is not a conversation's message leaves the messages as they were. */
+static void test_convo_repair_refuses_what_it_cannot_read(void **state) {
+  (void)state;
+  char **messages = calloc(2, sizeof *messages);
+  assert_non_null(messages);
+  messages[0] = strdup(USER("hi"));
+  messages[1] = strdup("{\"role\":\"system\",\"content\":\"x\"}");
+  char **before = messages;
+  size_t n = 2;
+  assert_int_equal(convo_repair(&messages, &n), -1);
+  assert_ptr_equal(messages, before);
+  assert_int_equal(n, 2);
+  free(messages[0]);
+  free(messages[1]);
+  free(messages);
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -332,6 +450,10 @@ int main(void) {
       TEST(test_convo_take_is_oldest_first_then_empty),
       TEST(test_convo_queue_full_marks_lost_and_keeps_the_rest),
       TEST(test_convo_fini_frees_open_and_queued),
+      cmocka_unit_test(test_convo_repair_leaves_a_whole_conversation),
+      cmocka_unit_test(test_convo_repair_joins_neighbouring_user_messages),
+      cmocka_unit_test(test_convo_repair_answers_calls_left_open),
+      cmocka_unit_test(test_convo_repair_refuses_what_it_cannot_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
