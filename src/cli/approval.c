@@ -5,10 +5,16 @@
 
 #include "guard.h"
 
+#include "shown.h"
+
+#include <ctype.h>
 #include <curl/curl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <termios.h>
 #include <unistd.h>
 
 #define ANSWER_MAX (64u << 10) /* bytes: the answer here is empty or a short error */
@@ -54,23 +60,51 @@ static void step_up(const struct http_server *s, const char *path) {
     explain_waiting();
     return;
   }
+  if (rc == GUARD_GONE) {
+    fprintf(stderr, "  The call was already decided (or its approval expired): the\n"
+                    "  turn's stream says how.\n");
+    return;
+  }
   fprintf(stderr, "turn: not approved; answering no so that the turn goes on\n");
   char code[64];
   post_decision(s, path, rejected, code, sizeof code);
 }
 
+/* Reads the owner's whole answer line: yes is "y" or "yes", in any case, and
+ * nothing else (end of input too is a no). On a terminal, what was typed before
+ * the question is dropped first, so a keystroke meant for something else does
+ * not answer it; and the whole line is read, so its rest cannot answer the next
+ * question (or the PIN). */
+static bool read_yes(void) {
+  if (isatty(STDIN_FILENO)) tcflush(STDIN_FILENO, TCIFLUSH);
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t len = getline(&line, &cap, stdin);
+  bool yes = false;
+  if (len > 0) {
+    while (len > 0 && isspace((unsigned char)line[len - 1]))
+      line[--len] = '\0';
+    yes = strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0;
+  }
+  free(line);
+  return yes;
+}
+
 void approval_answer(const struct http_server *s, const turn_event *ev) {
   const turn_input *in = &ev->approval.input;
   turn_str shown = in->truncated ? in->preview : in->json;
-  printf("? run %.*s (%.*s) with %.*s%s [y/n] ", (int)ev->approval.tool.len,
-         ev->approval.tool.p, (int)ev->approval.effect.len, ev->approval.effect.p,
-         (int)shown.len, shown.p, in->truncated ? "..." : "");
+  /* On stderr, as the PIN's prompt: with stdout sent to a file, the owner still
+   * sees what is asked. */
   fflush(stdout);
-  char answer[16] = "";
-  bool yes = fgets(answer, sizeof answer, stdin) != NULL &&
-             (answer[0] == 'y' || answer[0] == 'Y');
-  if (!isatty(STDIN_FILENO)) putchar('\n');
-  fflush(stdout);
+  fputs("? run ", stderr);
+  shown_write(stderr, ev->approval.tool);
+  fputs(" (", stderr);
+  shown_write(stderr, ev->approval.effect);
+  fputs(") with ", stderr);
+  shown_write(stderr, shown);
+  fprintf(stderr, "%s [y/n] ", in->truncated ? "..." : "");
+  bool yes = read_yes();
+  if (!isatty(STDIN_FILENO)) fputc('\n', stderr);
   char request[256], path[512];
   snprintf(request, sizeof request, "%.*s", (int)ev->approval.request.len,
            ev->approval.request.p);

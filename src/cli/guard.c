@@ -58,7 +58,10 @@ int guard_post_with_pin(const struct http_server *s, const char *path, json_t *b
        * leaves the request as it was. */
       bool final = (status == 409 && strcmp(code, "pin_not_set") == 0) ||
                    (status == 403 && strcmp(code, "step_up_required") == 0);
-      rc = final ? GUARD_REFUSED : GUARD_WAITING;
+      /* Decided meanwhile (expired, or by another device): nothing waits. */
+      bool gone =
+          status == 404 || (status == 409 && strcmp(code, "already_decided") == 0);
+      rc = gone ? GUARD_GONE : final ? GUARD_REFUSED : GUARD_WAITING;
       break;
     }
     http_error_part(&a, "message", message, sizeof message);

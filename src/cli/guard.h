@@ -15,8 +15,10 @@ enum guard_outcome {
   GUARD_TAKEN = 0,    /* turnd took the PIN and the request */
   GUARD_REFUSED = -1, /* the owner gave no PIN or gave up after wrong ones, or
                          turnd has no PIN to check against */
-  GUARD_WAITING = -2  /* turnd could not take it now (locked, locked out after
+  GUARD_WAITING = -2, /* turnd could not take it now (locked, locked out after
                          wrong PINs, no answer, a failure): nothing was decided */
+  GUARD_GONE = -3     /* the request was decided meanwhile (it expired, or another
+                         device answered), or is no longer known */
 };
 
 /* Asks the PIN and posts body (borrowed JSON object; its "pin" member is set for

@@ -4,6 +4,8 @@
  * list and the session object are read with jansson. */
 #include "listing.h"
 
+#include "shown.h"
+
 #include "turn/turn.h"
 
 #include <curl/curl.h>
@@ -34,6 +36,11 @@ static const char *str(json_t *o, const char *key) {
   return s != NULL ? s : "?";
 }
 
+/* A title (the owner's first words, or a client's) on stdout, made harmless. */
+static void show_c(const char *text) {
+  shown_write(stdout, (turn_str){text, strlen(text)});
+}
+
 int listing_sessions(const struct http_server *s) {
   struct http_answer a;
   http_answer_init(&a, ANSWER_MAX);
@@ -47,9 +54,10 @@ int listing_sessions(const struct http_server *s) {
     /* "2026-12-02T17:40:39.637Z" shown as "2026-12-02 17:40" */
     const char *updated = str(one, "updated_at");
     json_int_t count = json_integer_value(json_object_get(one, "message_count"));
-    printf("%s  %.10s %.5s  %4lld msg  %s\n", str(one, "id"), updated,
-           strlen(updated) >= 16 ? updated + 11 : "", (long long)count,
-           str(one, "title"));
+    printf("%s  %.10s %.5s  %4lld msg  ", str(one, "id"), updated,
+           strlen(updated) >= 16 ? updated + 11 : "", (long long)count);
+    show_c(str(one, "title"));
+    putchar('\n');
   }
   if (json_array_size(list) == 0) printf("no sessions yet\n");
   json_decref(doc);
@@ -86,28 +94,36 @@ static int print_block(void *ctx, size_t index, const turn_block *b,
   }
   switch (b->type) {
   case TURN_BLOCK_USER:
-    printf("%s> %.*s%s\n", p->color ? "\033[1m" : "", (int)b->text.text.len,
-           b->text.text.p, p->color ? "\033[0m" : "");
+    printf("%s> ", p->color ? "\033[1m" : "");
+    shown_write(stdout, b->text.text);
+    printf("%s\n", p->color ? "\033[0m" : "");
     break;
   case TURN_BLOCK_ASSISTANT:
-    printf("%.*s%s", (int)b->text.text.len, b->text.text.p,
-           b->text.text.len > 0 && b->text.text.p[b->text.text.len - 1] == '\n' ? ""
-                                                                                : "\n");
+    shown_write(stdout, b->text.text);
+    if (b->text.text.len == 0 || b->text.text.p[b->text.text.len - 1] != '\n')
+      putchar('\n');
     break;
   case TURN_BLOCK_REASONING:
-    printf("%s%.*s%s\n", p->color ? "\033[2m" : "(thinking) ", (int)b->text.text.len,
-           b->text.text.p, p->color ? "\033[0m" : "");
+    fputs(p->color ? "\033[2m" : "(thinking) ", stdout);
+    shown_write(stdout, b->text.text);
+    printf("%s\n", p->color ? "\033[0m" : "");
     break;
   case TURN_BLOCK_TOOL:
-    printf("  %.*s: %s%s%.*s\n", (int)b->tool.tool.len, b->tool.tool.p,
-           status_word(b->tool.status), b->tool.has_summary ? ", " : "",
-           (int)b->tool.summary.len, b->tool.summary.p);
+    fputs("  ", stdout);
+    shown_write(stdout, b->tool.tool);
+    printf(": %s%s", status_word(b->tool.status), b->tool.has_summary ? ", " : "");
+    shown_write(stdout, b->tool.summary);
+    putchar('\n');
     break;
   case TURN_BLOCK_WIDGET:
-    printf("  [widget: %.*s]\n", (int)b->widget.title.len, b->widget.title.p);
+    fputs("  [widget: ", stdout);
+    shown_write(stdout, b->widget.title);
+    fputs("]\n", stdout);
     break;
   case TURN_BLOCK_NOTICE:
-    printf("! %.*s\n", (int)b->text.text.len, b->text.text.p);
+    fputs("! ", stdout);
+    shown_write(stdout, b->text.text);
+    putchar('\n');
     break;
   default:
     break;
@@ -129,8 +145,9 @@ int listing_history(const struct http_server *s, const char *session, bool color
     return 1;
   }
   json_t *head = json_object_get(doc, "session");
-  printf("%s%s%s  (%s)\n", color ? "\033[1m" : "", str(head, "title"),
-         color ? "\033[0m" : "", str(head, "id"));
+  fputs(color ? "\033[1m" : "", stdout);
+  show_c(str(head, "title"));
+  printf("%s  (%s)\n", color ? "\033[0m" : "", str(head, "id"));
   json_decref(doc);
   struct printer p = {color, false};
   turn_arena arena;

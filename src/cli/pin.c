@@ -49,16 +49,15 @@ static void echo_on(struct sigaction old[N_SIGNALS]) {
 }
 
 int pin_ask(char *out, size_t cap) {
-  fputs("PIN: ", stdout);
   fflush(stdout);
+  fputs("PIN: ", stderr); /* stderr: seen even with stdout sent to a file */
   struct sigaction old[N_SIGNALS];
   bool quiet = echo_off(old);
   bool got = fgets(out, (int)cap, stdin) != NULL;
   if (quiet) echo_on(old);
   /* From a pipe nothing echoes the newline: end the prompt's line ourselves, as
    * the y/n question does. */
-  if (!isatty(STDIN_FILENO)) putchar('\n');
-  fflush(stdout);
+  if (!isatty(STDIN_FILENO)) fputc('\n', stderr);
   if (!got) return -1;
   size_t len = strlen(out);
   bool whole = len > 0 && out[len - 1] == '\n';

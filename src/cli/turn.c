@@ -9,6 +9,7 @@
 #include "listing.h"
 #include "pair.h"
 #include "secret.h"
+#include "shown.h"
 #include "token.h"
 #include "turn/turn.h"
 
@@ -29,30 +30,52 @@ struct client {
   uint64_t next_seq; /* first seq not yet shown */
   bool ended;
   int stop_reason;
-  bool bad_line;   /* a line that did not parse: stop */
-  bool color;      /* stdout is a terminal */
-  bool text_open;  /* the last thing shown was reply text without a newline */
-  CURL *h;         /* the transfer under way */
-  long status;     /* its HTTP status, once known */
-  char error[512]; /* the body of a non-200 answer, cut */
+  bool bad_line;      /* a line that did not parse: stop */
+  bool color;         /* stdout is a terminal */
+  bool text_open;     /* the last thing shown was reply text without a newline */
+  bool thinking_open; /* the last thing shown was reasoning: its line is open */
+  CURL *h;            /* the transfer under way */
+  long status;        /* its HTTP status, once known */
+  char error[512];    /* the body of a non-200 answer, cut */
   size_t error_len;
 };
 
+/* Ends the line that reply text or reasoning left open. */
 static void end_text(struct client *c) {
+  if (c->thinking_open) printf("%s\n", c->color ? "\033[0m" : "");
   if (c->text_open) putchar('\n');
-  c->text_open = false;
+  c->text_open = c->thinking_open = false;
 }
 
 static void print_str(turn_str s) {
-  fwrite(s.p, 1, s.len, stdout);
+  shown_write(stdout, s);
 }
 
 /* A line of the guard's, dimmed like reasoning: it is about the turn, not in it. */
 static void show_guard(struct client *c, const turn_event *ev) {
   end_text(c);
-  printf("%s(guard) %.*s%s%.*s%s\n", c->color ? "\033[2m" : "", (int)ev->guard.action.len,
-         ev->guard.action.p, ev->guard.message.len > 0 ? ": " : "",
-         (int)ev->guard.message.len, ev->guard.message.p, c->color ? "\033[0m" : "");
+  printf("%s(guard) ", c->color ? "\033[2m" : "");
+  print_str(ev->guard.action);
+  if (ev->guard.message.len > 0) fputs(": ", stdout);
+  print_str(ev->guard.message);
+  printf("%s\n", c->color ? "\033[0m" : "");
+}
+
+/* "  TOOL: " and the rest of a tool's line, as the caller writes it. */
+static void tool_line_start(struct client *c, turn_str tool) {
+  end_text(c);
+  fputs("  ", stdout);
+  print_str(tool);
+  fputs(": ", stdout);
+}
+
+/* A line of turnd's about the turn, on stderr: before, after, then a newline. */
+static void report_line(struct client *c, const char *before, turn_str s) {
+  end_text(c);
+  fflush(stdout); /* stdout's pending text comes first */
+  fputs(before, stderr);
+  shown_write(stderr, s);
+  fputc('\n', stderr);
 }
 
 static const char *status_word(turn_status s) {
@@ -85,29 +108,33 @@ static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
   switch (ev->type) {
   case TURN_EV_TURN:
     snprintf(c->turn, sizeof c->turn, "%.*s", (int)ev->turn.turn.len, ev->turn.turn.p);
-    fprintf(stderr, "session %.*s\n", (int)ev->turn.session.len, ev->turn.session.p);
+    report_line(c, "session ", ev->turn.session);
     break;
   case TURN_EV_TEXT:
+    if (c->thinking_open) end_text(c);
     print_str(ev->text.delta);
     c->text_open =
         ev->text.delta.len > 0 && ev->text.delta.p[ev->text.delta.len - 1] != '\n';
     break;
   case TURN_EV_REASONING:
-    end_text(c);
-    printf("%s", c->color ? "\033[2m" : "(thinking) ");
+    /* A model's reasoning comes in many small deltas: one dimmed line for them. */
+    if (!c->thinking_open) {
+      end_text(c);
+      printf("%s", c->color ? "\033[2m" : "(thinking) ");
+      c->thinking_open = true;
+    }
     print_str(ev->text.delta);
-    printf("%s\n", c->color ? "\033[0m" : "");
     break;
   case TURN_EV_TOOL_PROGRESS:
-    end_text(c);
-    printf("  %.*s: %.*s\n", (int)ev->tool_progress.tool.len, ev->tool_progress.tool.p,
-           (int)ev->tool_progress.message.len, ev->tool_progress.message.p);
+    tool_line_start(c, ev->tool_progress.tool);
+    print_str(ev->tool_progress.message);
+    putchar('\n');
     break;
   case TURN_EV_TOOL_RESULT:
-    end_text(c);
-    printf("  %.*s: %s, %.*s\n", (int)ev->tool_result.tool.len, ev->tool_result.tool.p,
-           status_word(ev->tool_result.status), (int)ev->tool_result.summary.len,
-           ev->tool_result.summary.p);
+    tool_line_start(c, ev->tool_result.tool);
+    printf("%s, ", status_word(ev->tool_result.status));
+    print_str(ev->tool_result.summary);
+    putchar('\n');
     break;
   case TURN_EV_APPROVAL:
     end_text(c);
@@ -118,7 +145,9 @@ static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
     break;
   case TURN_EV_WIDGET:
     end_text(c);
-    printf("  [widget: %.*s]\n", (int)ev->widget.title.len, ev->widget.title.p);
+    fputs("  [widget: ", stdout);
+    print_str(ev->widget.title);
+    fputs("]\n", stdout);
     break;
   case TURN_EV_THROTTLED:
     end_text(c);
@@ -126,13 +155,10 @@ static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
             ev->throttled.delay_seconds);
     break;
   case TURN_EV_NOTICE:
-    end_text(c);
-    fprintf(stderr, "%.*s\n", (int)ev->notice.text.len, ev->notice.text.p);
+    report_line(c, "", ev->notice.text);
     break;
   case TURN_EV_ERROR:
-    end_text(c);
-    fprintf(stderr, "turn: the backend failed: %.*s\n", (int)ev->error.message.len,
-            ev->error.message.p);
+    report_line(c, "turn: the backend failed: ", ev->error.message);
     break;
   case TURN_EV_END:
     end_text(c);

@@ -34,14 +34,12 @@ static const char lamp_script[] =
     "[{\"text\": \"three\\n\"}, {\"delay_ms\": 20}, {\"text\": \"four\\n\"}]]}";
 
 /* What the client shows for lamp_script when the owner says yes. */
-static const char lamp_yes[] =
-    "one\n"
-    "(thinking) thinking it over\n"
-    "two\n"
-    "? run lamp_set (physical) with {\"name\":\"desk\",\"on\":true} [y/n] \n"
-    "  lamp_set: ok, desk lamp is on (simulated)\n"
-    "three\n"
-    "four\n";
+static const char lamp_yes[] = "one\n"
+                               "(thinking) thinking it over\n"
+                               "two\n"
+                               "  lamp_set: ok, desk lamp is on (simulated)\n"
+                               "three\n"
+                               "four\n";
 
 static const char pin[] = "2468"; /* the owner's PIN, where a test sets one */
 static char config_home[64];      /* XDG_CONFIG_HOME for every client run */
@@ -115,6 +113,10 @@ static void expect_output(const struct cli_run *r, int status, const char *out) 
              r->out, out, r->err);
 }
 
+static void expect_in(const char *text, const char *want) {
+  if (strstr(text, want) == NULL) fail_msg("no \"%s\" in:\n%s", want, text);
+}
+
 /* How many lines of the proxy's log start with prefix. */
 static size_t count_requests(const char *log, const char *prefix) {
   size_t n = 0;
@@ -144,6 +146,26 @@ static void test_cli_streams_a_turn(void **state) {
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
+/* A model's reasoning in pieces stays on one line; what a terminal would act on
+ * in the model's text (an escape that retitles it, a carriage return that
+ * rewrites a line, a C1 control) is shown as U+FFFD, never written raw. */
+static void test_cli_shows_model_text_safely(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t,
+                    "{\"default\": [[{\"reasoning\": \"first, \"},"
+                    " {\"reasoning\": \"then\"}, {\"text\": \"a\\u001b]0;T\\u0007b\"},"
+                    " {\"text\": \"\\rc\\u009bd\\te\\n\"}]]}");
+  struct cli_run r;
+  run_cli(t.base_url, "x", NULL, NULL, &r);
+#define FFFD "\xEF\xBF\xBD"
+  expect_output(&r, 0,
+                "(thinking) first, then\na" FFFD "]0;T" FFFD "b" FFFD "c" FFFD "d\te\n");
+#undef FFFD
+  cli_run_free(&r);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
 /* The approval, answered on standard input: yes runs the tool, no (and no answer
  * at all) does not. Either way the turn goes on to its end. */
 static void test_cli_answers_an_approval(void **state) {
@@ -153,16 +175,20 @@ static void test_cli_answers_an_approval(void **state) {
   struct cli_run r;
   run_cli(t.base_url, "lights", "y\n", NULL, &r);
   expect_output(&r, 0, lamp_yes);
+  /* The question is on stderr: with stdout sent to a file, it still shows. */
+  expect_in(r.err,
+            "? run lamp_set (physical) with {\"name\":\"desk\",\"on\":true} [y/n] ");
   cli_run_free(&r);
-  static const char no[] =
-      "one\n"
-      "(thinking) thinking it over\n"
-      "two\n"
-      "? run lamp_set (physical) with {\"name\":\"desk\",\"on\":true}"
-      " [y/n] \n"
-      "  lamp_set: rejected, the owner said no\n"
-      "three\n"
-      "four\n";
+  /* Only "y" or "yes" is a yes: a line that merely starts with y is not. */
+  run_cli(t.base_url, "lights", "yep, and the next one too\n", NULL, &r);
+  expect_in(r.out, "lamp_set: rejected, the owner said no");
+  cli_run_free(&r);
+  static const char no[] = "one\n"
+                           "(thinking) thinking it over\n"
+                           "two\n"
+                           "  lamp_set: rejected, the owner said no\n"
+                           "three\n"
+                           "four\n";
   run_cli(t.base_url, "lights", "n\n", NULL, &r);
   expect_output(&r, 0, no);
   cli_run_free(&r);
@@ -291,10 +317,6 @@ static const char hi_script[] = "{\"default\": [[{\"text\": \"hi\"}]]}";
 static void cli(const char *const *args, const char *input, struct cli_run *r) {
   assert_int_equal(harness_cli(args, input, r), 0);
   assert_no_token(r);
-}
-
-static void expect_in(const char *text, const char *want) {
-  if (strstr(text, want) == NULL) fail_msg("no \"%s\" in:\n%s", want, text);
 }
 
 /* text to path with mode 0600, as an owner would keep a token. */
@@ -541,8 +563,7 @@ static void test_cli_pair_shows_too_many_attempts(void **state) {
 #define LAMP_HEAD                 \
   "one\n"                         \
   "(thinking) thinking it over\n" \
-  "two\n"                         \
-  "? run lamp_set (physical) with {\"name\":\"desk\",\"on\":true} [y/n] \n"
+  "two\n"
 #define LAMP_TAIL "three\nfour\n"
 
 /* With a PIN set, approving the lamp (a physical effect) takes the PIN: asked
@@ -556,16 +577,15 @@ static void test_cli_gives_the_pin_for_a_step_up(void **state) {
   struct cli_run r;
   run_cli(t.base_url, "lights", "y\n2468\n", NULL, &r);
   expect_output(&r, 0,
-                LAMP_HEAD "PIN: \n"
-                          "(guard) step_up: Approving this needs your PIN.\n"
+                LAMP_HEAD "(guard) step_up: Approving this needs your PIN.\n"
                           "(guard) passed\n"
                           "  lamp_set: ok, desk lamp is on (simulated)\n" LAMP_TAIL);
+  expect_in(r.err, "[y/n] \nPIN: \n"); /* the prompts, on stderr */
   cli_run_free(&r);
 
   run_cli(t.base_url, "lights", "y\n1111\n2468\n", NULL, &r);
   expect_output(&r, 0,
-                LAMP_HEAD "PIN: \nPIN: \n"
-                          "(guard) step_up: Approving this needs your PIN.\n"
+                LAMP_HEAD "(guard) step_up: Approving this needs your PIN.\n"
                           "(guard) failed: Wrong PIN.\n"
                           "(guard) passed\n"
                           "  lamp_set: ok, desk lamp is on (simulated)\n" LAMP_TAIL);
@@ -574,8 +594,7 @@ static void test_cli_gives_the_pin_for_a_step_up(void **state) {
 
   run_cli(t.base_url, "lights", "y\n1111\n2222\n3333\n", NULL, &r);
   expect_output(&r, 0,
-                LAMP_HEAD "PIN: \nPIN: \nPIN: \n"
-                          "(guard) step_up: Approving this needs your PIN.\n"
+                LAMP_HEAD "(guard) step_up: Approving this needs your PIN.\n"
                           "(guard) failed: Wrong PIN.\n"
                           "(guard) failed: Wrong PIN.\n"
                           "(guard) failed: Wrong PIN.\n"
@@ -652,11 +671,12 @@ static void test_cli_locks_and_unlocks(void **state) {
   cli_run_free(&r);
 
   cli(unlock, "", &r); /* no PIN at all */
-  expect_output(&r, 1, "PIN: \n");
+  expect_output(&r, 1, "");
+  expect_in(r.err, "PIN: ");
   expect_in(r.err, "no PIN given");
   cli_run_free(&r);
   cli(unlock, "1111\n2468\n", &r);
-  expect_output(&r, 0, "PIN: \nPIN: \nturnd is unlocked\n");
+  expect_output(&r, 0, "turnd is unlocked\n");
   expect_in(r.err, "; try again\n");
   cli_run_free(&r);
   run_cli(t.base_url, "x", NULL, NULL, &r);
@@ -673,6 +693,7 @@ static int teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cli_streams_a_turn),
+      cmocka_unit_test(test_cli_shows_model_text_safely),
       cmocka_unit_test(test_cli_answers_an_approval),
       cmocka_unit_test(test_cli_exit_codes),
       cmocka_unit_test(test_cli_reports_an_error_answer),

@@ -662,8 +662,7 @@ static void test_turns_cli_asks_and_answers(void **state) {
                                      "lamp_set: rejected, the owner said no"};
   for (size_t i = 0; i < 2; i++) {
     char cmd[512];
-    snprintf(cmd, sizeof cmd,
-             "echo %s | TURN_TOKEN=%s %s --url %s 'lights please' 2>/dev/null",
+    snprintf(cmd, sizeof cmd, "echo %s | TURN_TOKEN=%s %s --url %s 'lights please' 2>&1",
              answers[i], t.token, TURN_CLI_PATH, t.base_url);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
