@@ -272,9 +272,19 @@ static int parse_args(int argc, char **argv, struct args *a) {
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
     bool has_value = i + 1 < argc;
-    if (!literal && strcmp(arg, "--url") == 0 && has_value)
-      a->url = argv[++i];
-    else if (!literal && strcmp(arg, "--session") == 0 && has_value)
+    if (!literal && strcmp(arg, "--url") == 0 && has_value) {
+      /* The routes are appended to it: "http://host:8080/" (as turnd's
+       * pairing link has it) must not make "//api/turns". */
+      char *url = argv[++i];
+      size_t len = strlen(url);
+      while (len > 0 && url[len - 1] == '/')
+        url[--len] = '\0';
+      if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
+        fprintf(stderr, "turn: --url must start with http:// or https://\n");
+        return 2;
+      }
+      a->url = url;
+    } else if (!literal && strcmp(arg, "--session") == 0 && has_value)
       a->session = argv[++i];
     else if (!literal && strcmp(arg, "--token-file") == 0 && has_value)
       a->token_file = argv[++i];

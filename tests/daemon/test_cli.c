@@ -210,6 +210,15 @@ static void test_cli_exit_codes(void **state) {
   expect_output(&r, 3, "cut\n");
   assert_non_null(strstr(r.err, "(the turn ended: max_tokens)"));
   cli_run_free(&r);
+  char slash[128]; /* the address as turnd's pairing link writes it */
+  snprintf(slash, sizeof slash, "%s/", t.base_url);
+  run_cli(slash, "x", NULL, NULL, &r);
+  expect_output(&r, 3, "cut\n");
+  cli_run_free(&r);
+  run_cli("127.0.0.1:8080", "x", NULL, NULL, &r);
+  assert_int_equal(r.status, 2);
+  expect_in(r.err, "--url must start with http:// or https://");
+  cli_run_free(&r);
   static const char *const no_text[] = {"--url", "http://127.0.0.1:1", NULL};
   assert_int_equal(harness_cli(no_text, NULL, &r), 0);
   assert_int_equal(r.status, 2);
