@@ -11,6 +11,7 @@ static bool is_c1(const unsigned char *p, size_t left) {
 }
 
 void shown_write(FILE *f, turn_str s) {
+  if (s.len == 0) return; /* s.p may then be NULL, which fwrite may not take */
   const unsigned char *p = (const unsigned char *)s.p;
   size_t from = 0; /* the start of the run not yet written */
   for (size_t i = 0; i < s.len;) {
