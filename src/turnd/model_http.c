@@ -10,8 +10,9 @@
  *
  * A call keeps a copy of its key, wiped when it is freed, for one purpose: to
  * take it out of the error messages it hands on (without_key). */
-#define _DEFAULT_SOURCE /* explicit_bzero */
 #include "model_http.h"
+
+#include "credential.h"
 
 #include <curl/curl.h>
 #include <event2/event.h>
@@ -79,7 +80,7 @@ struct model_call {
 /* Frees a string that held a secret, zeroed first. Accepts NULL. */
 static void secret_free(char *s) {
   if (s == NULL) return;
-  explicit_bzero(s, strlen(s));
+  credential_wipe(s, strlen(s));
   free(s);
 }
 
@@ -97,7 +98,7 @@ static void call_free(struct model_call *c) {
     curl_easy_cleanup(c->easy);
   }
   for (struct curl_slist *h = c->headers; h != NULL; h = h->next)
-    explicit_bzero(h->data, strlen(h->data)); /* the auth header among them */
+    credential_wipe(h->data, strlen(h->data)); /* the auth header among them */
   curl_slist_free_all(c->headers);
   secret_free(c->key);
   sse_free(c->sse);

@@ -537,6 +537,17 @@ static void owner_tools(struct toolset *ts) {
   assert_int_equal(toolset_add(ts, "clock", "again", "{}", 0, "read", TOOL_DEMO, 0), -1);
 }
 
+/* A rig whose agent has owner_tools (and guard, unless NULL), started: it
+ * waits for the model's first reply. */
+static void start_with_owner_tools(struct rig *r, struct toolset *ts,
+                                   const struct agent_guard *guard) {
+  owner_tools(ts);
+  rig_init(r);
+  agent_set_tools(&r->a, ts);
+  if (guard != NULL) agent_set_guard(&r->a, guard);
+  pump(r);
+}
+
 static void call_tool(struct rig *r, const char *id, const char *name,
                       const char *input) {
   size_t index = r->a.n_calls;
@@ -555,11 +566,8 @@ static void call_tool(struct rig *r, const char *id, const char *name,
 static void owner_tool_runs_in_the_shell(void **state) {
   (void)state;
   struct toolset ts;
-  owner_tools(&ts);
   struct rig r;
-  rig_init(&r);
-  agent_set_tools(&r.a, &ts);
-  pump(&r);
+  start_with_owner_tools(&r, &ts, NULL);
   call_tool(&r, "w1", "weather", "{\"city\":\"Oslo\"}");
   feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
   assert_int_equal(pump(&r), AGENT_AWAIT_TOOL);
@@ -586,11 +594,8 @@ static void owner_tool_runs_in_the_shell(void **state) {
 static void invalid_input_is_refused_before_anything_runs(void **state) {
   (void)state;
   struct toolset ts;
-  owner_tools(&ts);
   struct rig r;
-  rig_init(&r);
-  agent_set_tools(&r.a, &ts);
-  pump(&r);
+  start_with_owner_tools(&r, &ts, NULL);
   call_tool(&r, "l1", "lamp_set", "{\"name\":5,\"on\":true}");
   call_tool(&r, "w1", "weather", "{}");
   call_tool(&r, "x1", "teleport", "{}");
@@ -613,11 +618,8 @@ static void invalid_input_is_refused_before_anything_runs(void **state) {
 static void tools_get_the_checked_input_compact(void **state) {
   (void)state;
   struct toolset ts;
-  owner_tools(&ts);
   struct rig r;
-  rig_init(&r);
-  agent_set_tools(&r.a, &ts);
-  pump(&r);
+  start_with_owner_tools(&r, &ts, NULL);
   call_tool(&r, "w1", "weather", "{\"city\":5,\"city\":\"Oslo\"}");
   call_tool(&r, "w2", "weather", "{\n  \"city\": \"Oslo\"\n}");
   feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
@@ -641,13 +643,9 @@ static const char *const physical[] = {"physical"};
 static void locked_guard_refuses_tier_two_calls(void **state) {
   (void)state;
   struct toolset ts;
-  owner_tools(&ts);
   struct agent_guard guard = {true, physical, 1};
   struct rig r;
-  rig_init(&r);
-  agent_set_tools(&r.a, &ts);
-  agent_set_guard(&r.a, &guard);
-  pump(&r);
+  start_with_owner_tools(&r, &ts, &guard);
   call_tool(&r, "c1", "clock", "{}");
   call_tool(&r, "l1", "lamp_set", "{\"name\":\"desk\",\"on\":true}");
   feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
@@ -666,11 +664,7 @@ static void locked_guard_refuses_tier_two_calls(void **state) {
  * the approval that waits for the owner. */
 static void lamp_waits_for_the_owner(struct rig *r, struct toolset *ts,
                                      const struct agent_guard *guard) {
-  owner_tools(ts);
-  rig_init(r);
-  agent_set_tools(&r->a, ts);
-  agent_set_guard(&r->a, guard);
-  pump(r);
+  start_with_owner_tools(r, ts, guard);
   call_tool(r, "l1", "lamp_set", "{\"name\":\"desk\",\"on\":true}");
   feed(r, stop_ev(MODEL_STOP_TOOL_USE));
   assert_int_equal(pump(r), AGENT_AWAIT);
