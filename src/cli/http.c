@@ -16,6 +16,7 @@
 void http_answer_init(struct http_answer *a, size_t cap) {
   a->status = 0;
   a->retry_after_s = -1;
+  a->why[0] = '\0';
   turn_buf_init(&a->body, cap, NULL);
 }
 
@@ -72,16 +73,22 @@ long http_call(const struct http_server *s, const char *method, const char *path
                const char *json, struct http_answer *a) {
   a->status = 0;
   a->retry_after_s = -1;
+  a->why[0] = '\0';
   turn_buf_reset(&a->body);
   char url[1024];
   int len = snprintf(url, sizeof url, "%s%s", s->url, path);
-  if (len < 0 || (size_t)len >= sizeof url) return 0;
+  if (len < 0 || (size_t)len >= sizeof url) {
+    snprintf(a->why, sizeof a->why, "the address is too long");
+    return 0;
+  }
   CURL *h = curl_easy_init();
   struct curl_slist *hdr = http_headers(s->token, json != NULL);
   if (h == NULL || (hdr == NULL && (json != NULL || s->token != NULL))) {
     curl_easy_cleanup(h);
+    snprintf(a->why, sizeof a->why, "out of memory");
     return 0;
   }
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, a->why);
   curl_easy_setopt(h, CURLOPT_URL, url);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
@@ -93,11 +100,20 @@ long http_call(const struct http_server *s, const char *method, const char *path
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, json != NULL ? json : "");
   else
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-  if (curl_easy_perform(h) == CURLE_OK)
+  CURLcode rc = curl_easy_perform(h);
+  if (rc == CURLE_OK) {
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
+    a->why[0] = '\0';
+  } else {
+    http_reason(a->why, rc);
+  }
   curl_slist_free_all(hdr);
   curl_easy_cleanup(h);
   return a->status;
+}
+
+void http_reason(char *why, CURLcode rc) {
+  if (why[0] == '\0') snprintf(why, CURL_ERROR_SIZE, "%s", curl_easy_strerror(rc));
 }
 
 void http_error_part(const struct http_answer *a, const char *key, char *out,
@@ -123,9 +139,13 @@ static void explain_unauthorized(const struct http_server *s) {
 }
 
 void http_report(const struct http_server *s, const char *doing, long status,
-                 const char *body, size_t len, long retry_after_s) {
+                 const char *why, const char *body, size_t len, long retry_after_s) {
   if (status == 0) {
-    fprintf(stderr, "turn: %s failed: no answer from turnd at %s\n", doing, s->url);
+    /* libcurl's reason tells a stopped turnd (refused) from a wrong host (not
+     * resolved) or a stalled one (timed out); it names the host, never a
+     * header, so the token cannot be in it. */
+    fprintf(stderr, "turn: %s failed: no answer from turnd at %s%s%s\n", doing, s->url,
+            why != NULL && why[0] != '\0' ? ": " : "", why != NULL ? why : "");
     return;
   }
   if (status == 401) {
@@ -146,5 +166,5 @@ void http_report(const struct http_server *s, const char *doing, long status,
 
 void http_report_answer(const struct http_server *s, const char *doing,
                         const struct http_answer *a) {
-  http_report(s, doing, a->status, a->body.data, a->body.len, a->retry_after_s);
+  http_report(s, doing, a->status, a->why, a->body.data, a->body.len, a->retry_after_s);
 }

@@ -19,8 +19,9 @@ struct http_server {
 /* One answer. body's cap is set by http_answer_init; a longer body fails the
  * request rather than growing without bound. */
 struct http_answer {
-  long status;        /* HTTP status; 0: no answer came */
-  long retry_after_s; /* Retry-After in seconds; -1 when turnd sent none */
+  long status;               /* HTTP status; 0: no answer came */
+  long retry_after_s;        /* Retry-After in seconds; -1 when turnd sent none */
+  char why[CURL_ERROR_SIZE]; /* with status 0: libcurl's reason, else "" */
   turn_buf body;
 };
 
@@ -42,10 +43,15 @@ struct curl_slist *http_headers(const char *token, bool json);
 void http_error_part(const struct http_answer *a, const char *key, char *out, size_t cap);
 
 /* Tells the owner on stderr why the request for `doing` (e.g. "the approval")
- * failed: no answer, or turnd's status, code and message. A 401 also says how to
- * get a token; a Retry-After is shown as the wait. body: the answer's bytes. */
+ * failed: no answer (with why, libcurl's reason, when not ""), or turnd's
+ * status, code and message. A 401 also says how to get a token; a Retry-After
+ * is shown as the wait. body: the answer's bytes. */
 void http_report(const struct http_server *s, const char *doing, long status,
-                 const char *body, size_t len, long retry_after_s);
+                 const char *why, const char *body, size_t len, long retry_after_s);
+
+/* libcurl's reason for a failed transfer into why (CURL_ERROR_SIZE bytes):
+ * its error buffer's text when it wrote one, else the code's own text. */
+void http_reason(char *why, CURLcode rc);
 /* The same for a struct http_answer. */
 void http_report_answer(const struct http_server *s, const char *doing,
                         const struct http_answer *a);

@@ -38,6 +38,7 @@ struct client {
   long status;        /* its HTTP status, once known */
   char error[512];    /* the body of a non-200 answer, cut */
   size_t error_len;
+  char why[CURL_ERROR_SIZE]; /* with no answer: libcurl's reason */
 };
 
 /* Ends the line that reply text or reasoning left open. */
@@ -189,6 +190,7 @@ static size_t on_bytes(char *data, size_t size, size_t n, void *arg) {
 
 /* One streaming request; returns the HTTP status (0: no answer). */
 static long stream(struct client *c, const char *url, const char *body) {
+  snprintf(c->why, sizeof c->why, "out of memory");
   CURL *h = curl_easy_init();
   if (h == NULL) return 0;
   curl_easy_setopt(h, CURLOPT_URL, url);
@@ -203,7 +205,10 @@ static long stream(struct client *c, const char *url, const char *body) {
   if (body != NULL) curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
   c->h = h;
   c->error_len = 0;
+  c->why[0] = '\0';
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->why);
   CURLcode rc = curl_easy_perform(h);
+  if (rc != CURLE_OK) http_reason(c->why, rc);
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   curl_slist_free_all(hdr);
@@ -365,7 +370,7 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
   snprintf(target, sizeof target, "%s/api/turns", s->url);
   long status = stream(&c, target, body);
   if (status != 200) {
-    http_report(s, "the turn", status, c.error, c.error_len, -1);
+    http_report(s, "the turn", status, c.why, c.error, c.error_len, -1);
     turn_reader_free(c.reader);
     turn_order_free(c.order);
     return 1;
@@ -386,7 +391,7 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
     } else if (st == 401) {
       /* this device was unpaired while it followed the turn: trying again
        * cannot help, and the owner should know why it stopped */
-      http_report(s, "following the turn", st, c.error, c.error_len, -1);
+      http_report(s, "following the turn", st, c.why, c.error, c.error_len, -1);
       break;
     } else if (st != 200) {
       sleep(1);

@@ -199,7 +199,7 @@ static void test_cli_answers_an_approval(void **state) {
 }
 
 /* Exit codes: 3 for a turn that ends otherwise than end_turn, 2 for a bad
- * command line, 1 when turnd cannot be reached. */
+ * command line, 1 when turnd cannot be reached (and libcurl's reason said). */
 static void test_cli_exit_codes(void **state) {
   (void)state;
   struct turnd_proc t;
@@ -229,6 +229,15 @@ static void test_cli_exit_codes(void **state) {
   run_cli(gone, "x", NULL, NULL, &r);
   assert_int_equal(r.status, 1);
   assert_string_equal(r.out, "");
+  /* why, as libcurl words it: nothing listens there any more */
+  expect_in(r.err, "no answer from turnd at ");
+  expect_in(r.err, "Couldn't connect to server");
+  cli_run_free(&r);
+  static const char *const gone_sessions[] = {"--url", "http://127.0.0.1:1", "sessions",
+                                              NULL};
+  assert_int_equal(harness_cli(gone_sessions, NULL, &r), 0);
+  assert_int_equal(r.status, 1);
+  expect_in(r.err, "Couldn't connect to server");
   cli_run_free(&r);
 }
 
