@@ -63,6 +63,11 @@ bench: build
 bench-load: build
 	@bench/load.sh $(BUILD)
 
+# Building one model request, by the session's history (the builder's work).
+.PHONY: bench-request
+bench-request: build
+	@./$(BUILD)/bench-request
+
 # A provider's text delta -> turnd's text line, 100 turns at once (fake provider).
 .PHONY: bench-provider
 bench-provider: build

@@ -21,6 +21,7 @@ struct run;
 struct session;
 struct store;
 struct model_http;
+struct request_builder;
 
 /* The model of --model when it is a provider's. */
 struct model_config {
@@ -38,6 +39,7 @@ struct turnd {
   struct script script;             /* the script model (demo or --model script:FILE) */
   struct model_config model;        /* a provider's model, when --model names one */
   struct model_http *mh;            /* owned: model calls over HTTP, when external */
+  struct request_builder *rb;       /* owned: their requests' builder, when external */
   struct tools_config tools_config; /* the owner's tools, from --tools files */
   struct toolset toolset;   /* every tool a model may call (demo and the owner's) */
   struct run *runs;         /* live and recently ended turns, newest first */

@@ -7,6 +7,7 @@
 #include "model_config.h"
 #include "model_http.h"
 #include "persist.h"
+#include "request_build.h"
 #include "run.h"
 #include "server.h"
 #include "session.h"
@@ -202,11 +203,21 @@ int main(int argc, char **argv) {
     event_base_free(base);
     return 1;
   }
+  if (d.model.external &&
+      (d.rb = request_builder_new(base, run_model_request, &d)) == NULL) {
+    fprintf(stderr, "turnd: cannot start the thread that builds model requests\n");
+    model_http_free(d.mh);
+    model_config_free(&d.model);
+    free_tools(&d);
+    event_base_free(base);
+    return 1;
+  }
   struct server srv;
   if (persist_start(&d) != 0 || server_start(&srv, &d, base, &opt) != 0) {
     persist_stop(&d);
     session_free_all(&d);
     script_free(&d.script);
+    request_builder_free(d.rb);
     model_http_free(d.mh);
     model_config_free(&d.model);
     free_tools(&d);
@@ -237,6 +248,7 @@ int main(int argc, char **argv) {
   persist_stop(&d); /* after the runs: their last events are committed */
   session_free_all(&d);
   script_free(&d.script);
+  request_builder_free(d.rb); /* after the runs: each forgot its job */
   model_http_free(d.mh);
   model_config_free(&d.model);
   free_tools(&d);

@@ -15,6 +15,7 @@ struct session;
 struct evhttp_request;
 struct follower;
 struct model_call;
+struct request_job;
 struct tool_proc;
 
 struct run {
@@ -42,6 +43,7 @@ struct run {
   unsigned in_flight;         /* chunks handed to the store with r as owner, not
                                  yet reaped: r may not be freed before */
   struct model_call *call;    /* the external model's call in flight, or NULL */
+  struct request_job *build;  /* its request being built (request_build.h), or NULL */
   struct tool_proc *tool;     /* the owner's tool running for it, or NULL */
   bool at_barrier;            /* waits for the store before a model call */
   uint64_t barrier_gen;       /* ... until the writer is done with this hand-over */
@@ -85,6 +87,9 @@ void run_model_call(struct run *r);
 void run_barrier_passed(struct run *r);
 /* r's turn is over or r is going: its call, if any, stops (run_model.c). */
 void run_model_stop(struct run *r);
+/* The body of a provider call for the session's messages (request_build_fn:
+ * runs on the builder's thread; cfg is the struct turnd, read only). */
+char *run_model_request(const void *cfg, char ***messages, size_t *n);
 
 /* The agent asks for the owner's tool (run_tool.c); its events come back
  * through run_pump. */

@@ -1,13 +1,15 @@
 /* A run's calls to an external model (a provider): the conversation is read
  * from the store (after a barrier, so that it holds everything said so far),
- * sent with the provider's request body, and the answer's model events are fed
- * to the agent one by one, pumping it after each. */
+ * made the provider's request body on the builder's thread (request_build.h),
+ * sent, and the answer's model events are fed to the agent one by one, pumping
+ * it after each. */
 #include "run.h"
 
 #include "agent/convo.h"
 #include "daemon.h"
 #include "model_http.h"
 #include "persist.h"
+#include "request_build.h"
 #include "session.h"
 #include "store.h"
 
@@ -44,40 +46,31 @@ static void messages_free(struct messages *m) {
   free(m->json);
 }
 
-/* The request body for the run's next call, owned; NULL on failure. */
-static char *request_body(struct run *r) {
-  const struct model_config *mc = &r->d->model;
-  struct messages m = {NULL, 0, 0};
-  char *body = NULL;
-  if (store_messages_each(r->d->store, r->session->id, add_message, &m) == 0) {
-    /* As stored, after a turn that ended early, the messages may be a shape
-     * the provider refuses; on failure they go as they are. */
-    if (convo_repair(&m.json, &m.n) == 0) m.cap = m.n;
-    /* Every tool a model may call, demo and the owner's, as it is told of them. */
-    const struct toolset *ts = &r->d->toolset;
-    size_t n_tools = ts->n;
-    struct provider_tool *tools = calloc(n_tools + 1, sizeof *tools);
-    if (tools == NULL) {
-      messages_free(&m);
-      return NULL;
-    }
-    for (size_t i = 0; i < n_tools; i++)
-      tools[i] = (struct provider_tool){ts->defs[i].name, ts->defs[i].description,
-                                        ts->defs[i].input_schema};
-    struct provider_request req = {
-        .model = mc->model_id,
-        .system = mc->system,
-        .messages = (const char *const *)m.json,
-        .n_messages = m.n,
-        .tools = tools,
-        .n_tools = n_tools,
-        .max_tokens = r->d->opt->max_tokens,
-    };
-    body = mc->kind == PROVIDER_ANTHROPIC ? provider_anthropic_body(&req)
-                                          : provider_openai_body(&req);
-    free(tools);
-  }
-  messages_free(&m);
+char *run_model_request(const void *cfg, char ***messages, size_t *n) {
+  const struct turnd *d = cfg;
+  const struct model_config *mc = &d->model;
+  /* As stored, after a turn that ended early, the messages may be a shape the
+   * provider refuses; on failure they go as they are. */
+  convo_repair(messages, n);
+  /* Every tool a model may call, demo and the owner's, as it is told of them. */
+  const struct toolset *ts = &d->toolset;
+  struct provider_tool *tools = calloc(ts->n + 1, sizeof *tools);
+  if (tools == NULL) return NULL;
+  for (size_t i = 0; i < ts->n; i++)
+    tools[i] = (struct provider_tool){ts->defs[i].name, ts->defs[i].description,
+                                      ts->defs[i].input_schema};
+  struct provider_request req = {
+      .model = mc->model_id,
+      .system = mc->system,
+      .messages = (const char *const *)*messages,
+      .n_messages = *n,
+      .tools = tools,
+      .n_tools = ts->n,
+      .max_tokens = d->opt->max_tokens,
+  };
+  char *body = mc->kind == PROVIDER_ANTHROPIC ? provider_anthropic_body(&req)
+                                              : provider_openai_body(&req);
+  free(tools);
   return body;
 }
 
@@ -102,9 +95,14 @@ static void call_failed(struct run *r, const char *why) {
   feed(r, &ev);
 }
 
-void run_barrier_passed(struct run *r) {
-  if (r->ended || r->call != NULL) return;
-  char *body = request_body(r);
+/* The request's body is built (request_build.c): the call starts. */
+static void on_request_built(void *owner, char *body) {
+  struct run *r = owner;
+  r->build = NULL;
+  if (r->ended) { /* cancelled meanwhile */
+    free(body);
+    return;
+  }
   if (body == NULL) {
     call_failed(r, "turnd could not build the request");
     return;
@@ -122,12 +120,28 @@ void run_barrier_passed(struct run *r) {
   if (r->call == NULL) call_failed(r, "turnd could not start the request");
 }
 
+void run_barrier_passed(struct run *r) {
+  if (r->ended || r->call != NULL || r->build != NULL) return;
+  /* Reading the rows is quick; parsing and writing them is not, and goes to
+   * the builder's thread. */
+  struct messages m = {NULL, 0, 0};
+  if (store_messages_each(r->d->store, r->session->id, add_message, &m) != 0) {
+    messages_free(&m);
+    call_failed(r, "turnd could not read the conversation");
+    return;
+  }
+  r->build = request_builder_submit(r->d->rb, m.json, m.n, on_request_built, r);
+  if (r->build == NULL) call_failed(r, "turnd could not build the request");
+}
+
 void run_model_call(struct run *r) {
   if (persist_barrier(r)) run_barrier_passed(r);
 }
 
 void run_model_stop(struct run *r) {
   persist_barrier_leave(r);
+  if (r->build != NULL) request_job_forget(r->build);
+  r->build = NULL;
   if (r->call != NULL) model_call_abort(r->call);
   r->call = NULL;
 }
