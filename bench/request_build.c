@@ -1,9 +1,9 @@
 /* bench-request: how long turnd takes to build one model request, by the size of
  * the session's history. Before every model call turnd checks the stored
  * conversation (convo_repair) and turns it into the provider's body; both parse
- * and write every message. This is the work turnd's builder thread does off the
- * loop (src/turnd/request_build.h); the figures say how long the loop would
- * stall otherwise.
+ * and write every message. This is most of the work turnd's builder thread
+ * does off the loop (src/turnd/request_build.h; it also reads the messages from
+ * the store); the figures say how long the loop would stall otherwise.
  *
  * A session here is N exchanges, each four messages as turnd stores them: the
  * user's question, a reply of 2 KiB text with a tool call, the tool's result of

@@ -22,6 +22,7 @@ struct session;
 struct store;
 struct model_http;
 struct request_builder;
+struct store_reader;
 
 /* The model of --model when it is a provider's. */
 struct model_config {
@@ -34,13 +35,14 @@ struct model_config {
 };
 
 struct turnd {
-  struct event_base *base;          /* the one loop */
-  const struct options *opt;        /* borrowed from main */
-  struct script script;             /* the script model (demo or --model script:FILE) */
-  struct model_config model;        /* a provider's model, when --model names one */
-  struct model_http *mh;            /* owned: model calls over HTTP, when external */
-  struct request_builder *rb;       /* owned: their requests' builder, when external */
-  struct tools_config tools_config; /* the owner's tools, from --tools files */
+  struct event_base *base;    /* the one loop */
+  const struct options *opt;  /* borrowed from main */
+  struct script script;       /* the script model (demo or --model script:FILE) */
+  struct model_config model;  /* a provider's model, when --model names one */
+  struct model_http *mh;      /* owned: model calls over HTTP, when external */
+  struct request_builder *rb; /* owned: their requests' builder, when external */
+  struct store_reader *request_reader; /* owned: the builder's connection to the store */
+  struct tools_config tools_config;    /* the owner's tools, from --tools files */
   struct toolset toolset;   /* every tool a model may call (demo and the owner's) */
   struct run *runs;         /* live and recently ended turns, newest first */
   struct run *closing;      /* released runs, freed at the end of the iteration */

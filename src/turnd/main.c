@@ -11,6 +11,7 @@
 #include "run.h"
 #include "server.h"
 #include "session.h"
+#include "store.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -148,6 +149,25 @@ static int start_auth(struct turnd *d, const struct options *opt, uint16_t port)
   return 0;
 }
 
+/* The builder of model requests and its own connection to the store (which
+ * persist_start opened), when the model is a provider's. */
+static int start_builder(struct turnd *d) {
+  if (!d->model.external) return 0;
+  if ((d->request_reader = store_reader_open(d->store)) == NULL ||
+      (d->rb = request_builder_new(d->base, run_model_request, d)) == NULL) {
+    fprintf(stderr, "turnd: cannot start the thread that builds model requests\n");
+    return -1;
+  }
+  return 0;
+}
+
+static void stop_builder(struct turnd *d) {
+  request_builder_free(d->rb); /* waits for a build under way */
+  d->rb = NULL;
+  store_reader_close(d->request_reader);
+  d->request_reader = NULL;
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && admin_is_command(argv[1])) return admin_main(argc - 1, argv + 1);
   struct options opt;
@@ -203,21 +223,13 @@ int main(int argc, char **argv) {
     event_base_free(base);
     return 1;
   }
-  if (d.model.external &&
-      (d.rb = request_builder_new(base, run_model_request, &d)) == NULL) {
-    fprintf(stderr, "turnd: cannot start the thread that builds model requests\n");
-    model_http_free(d.mh);
-    model_config_free(&d.model);
-    free_tools(&d);
-    event_base_free(base);
-    return 1;
-  }
   struct server srv;
-  if (persist_start(&d) != 0 || server_start(&srv, &d, base, &opt) != 0) {
+  if (persist_start(&d) != 0 || start_builder(&d) != 0 ||
+      server_start(&srv, &d, base, &opt) != 0) {
+    stop_builder(&d);
     persist_stop(&d);
     session_free_all(&d);
     script_free(&d.script);
-    request_builder_free(d.rb);
     model_http_free(d.mh);
     model_config_free(&d.model);
     free_tools(&d);
@@ -245,10 +257,10 @@ int main(int argc, char **argv) {
   guard_stop(&d);
   server_stop(&srv);
   auth_stop(&d);
+  stop_builder(&d); /* after the runs: each forgot its job */
   persist_stop(&d); /* after the runs: their last events are committed */
   session_free_all(&d);
   script_free(&d.script);
-  request_builder_free(d.rb); /* after the runs: each forgot its job */
   model_http_free(d.mh);
   model_config_free(&d.model);
   free_tools(&d);

@@ -1,7 +1,7 @@
 /* The builder thread (see request_build.h). Two lists under one lock: jobs to
  * build, oldest first, and jobs built, which the loop takes all at once when the
  * eventfd says there are some. A job's owner and done are the loop's alone: the
- * thread reads only its messages and writes only its body. */
+ * thread reads only its input and writes only its body. */
 #include "request_build.h"
 
 #include <event2/event.h>
@@ -9,13 +9,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 struct request_job {
   struct request_job *next;
-  char **messages; /* the thread's until built; then NULL */
-  size_t n;
+  char *what;            /* the input: owned */
   char *body;            /* once built: owned, or NULL */
   request_done_fn *done; /* loop only */
   void *owner;           /* loop only; NULL once forgotten */
@@ -50,14 +50,8 @@ static void list_push(struct job_list *l, struct request_job *j) {
   l->tail = &j->next;
 }
 
-static void free_messages(char **messages, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    free(messages[i]);
-  free(messages);
-}
-
 static void job_free(struct request_job *j) {
-  free_messages(j->messages, j->n);
+  free(j->what);
   free(j->body);
   free(j);
 }
@@ -82,10 +76,7 @@ static void *builder_main(void *arg) {
     if (b->todo.head == NULL) b->todo.tail = &b->todo.head;
     pthread_mutex_unlock(&b->lock);
 
-    j->body = b->build(b->cfg, &j->messages, &j->n);
-    free_messages(j->messages, j->n);
-    j->messages = NULL;
-    j->n = 0;
+    j->body = b->build(b->cfg, j->what);
 
     pthread_mutex_lock(&b->lock);
     list_push(&b->built, j);
@@ -162,15 +153,13 @@ void request_builder_free(struct request_builder *b) {
   free(b);
 }
 
-struct request_job *request_builder_submit(struct request_builder *b, char **messages,
-                                           size_t n, request_done_fn *done, void *owner) {
+struct request_job *request_builder_submit(struct request_builder *b, const char *what,
+                                           request_done_fn *done, void *owner) {
   struct request_job *j = calloc(1, sizeof *j);
-  if (j == NULL) {
-    free_messages(messages, n);
+  if (j == NULL || (j->what = strdup(what)) == NULL) {
+    free(j);
     return NULL;
   }
-  j->messages = messages;
-  j->n = n;
   j->done = done;
   j->owner = owner;
   pthread_mutex_lock(&b->lock);

@@ -87,9 +87,10 @@ void run_model_call(struct run *r);
 void run_barrier_passed(struct run *r);
 /* r's turn is over or r is going: its call, if any, stops (run_model.c). */
 void run_model_stop(struct run *r);
-/* The body of a provider call for the session's messages (request_build_fn:
- * runs on the builder's thread; cfg is the struct turnd, read only). */
-char *run_model_request(const void *cfg, char ***messages, size_t *n);
+/* The body of a provider call for the session's messages, read with
+ * d->request_reader (request_build_fn: runs on the builder's thread; cfg is the
+ * struct turnd, read only). */
+char *run_model_request(const void *cfg, const char *session);
 
 /* The agent asks for the owner's tool (run_tool.c); its events come back
  * through run_pump. */

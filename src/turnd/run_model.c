@@ -1,8 +1,8 @@
 /* A run's calls to an external model (a provider): the conversation is read
  * from the store (after a barrier, so that it holds everything said so far),
- * made the provider's request body on the builder's thread (request_build.h),
- * sent, and the answer's model events are fed to the agent one by one, pumping
- * it after each. */
+ * read and made the provider's request body on the builder's thread
+ * (request_build.h), sent, and the answer's model events are fed to the agent one by one,
+ * pumping it after each. */
 #include "run.h"
 
 #include "agent/convo.h"
@@ -46,12 +46,9 @@ static void messages_free(struct messages *m) {
   free(m->json);
 }
 
-char *run_model_request(const void *cfg, char ***messages, size_t *n) {
-  const struct turnd *d = cfg;
+/* The body for messages[0..n) (borrowed), owned; NULL on failure. */
+static char *request_body(const struct turnd *d, char *const *messages, size_t n) {
   const struct model_config *mc = &d->model;
-  /* As stored, after a turn that ended early, the messages may be a shape the
-   * provider refuses; on failure they go as they are. */
-  convo_repair(messages, n);
   /* Every tool a model may call, demo and the owner's, as it is told of them. */
   const struct toolset *ts = &d->toolset;
   struct provider_tool *tools = calloc(ts->n + 1, sizeof *tools);
@@ -62,8 +59,8 @@ char *run_model_request(const void *cfg, char ***messages, size_t *n) {
   struct provider_request req = {
       .model = mc->model_id,
       .system = mc->system,
-      .messages = (const char *const *)*messages,
-      .n_messages = *n,
+      .messages = (const char *const *)messages,
+      .n_messages = n,
       .tools = tools,
       .n_tools = ts->n,
       .max_tokens = d->opt->max_tokens,
@@ -71,6 +68,20 @@ char *run_model_request(const void *cfg, char ***messages, size_t *n) {
   char *body = mc->kind == PROVIDER_ANTHROPIC ? provider_anthropic_body(&req)
                                               : provider_openai_body(&req);
   free(tools);
+  return body;
+}
+
+char *run_model_request(const void *cfg, const char *session) {
+  const struct turnd *d = cfg;
+  struct messages m = {NULL, 0, 0};
+  char *body = NULL;
+  if (store_reader_messages_each(d->request_reader, session, add_message, &m) == 0) {
+    /* As stored, after a turn that ended early, the messages may be a shape
+     * the provider refuses; on failure they go as they are. */
+    if (convo_repair(&m.json, &m.n) == 0) m.cap = m.n;
+    body = request_body(d, m.json, m.n);
+  }
+  messages_free(&m);
   return body;
 }
 
@@ -122,15 +133,7 @@ static void on_request_built(void *owner, char *body) {
 
 void run_barrier_passed(struct run *r) {
   if (r->ended || r->call != NULL || r->build != NULL) return;
-  /* Reading the rows is quick; parsing and writing them is not, and goes to
-   * the builder's thread. */
-  struct messages m = {NULL, 0, 0};
-  if (store_messages_each(r->d->store, r->session->id, add_message, &m) != 0) {
-    messages_free(&m);
-    call_failed(r, "turnd could not read the conversation");
-    return;
-  }
-  r->build = request_builder_submit(r->d->rb, m.json, m.n, on_request_built, r);
+  r->build = request_builder_submit(r->d->rb, r->session->id, on_request_built, r);
   if (r->build == NULL) call_failed(r, "turnd could not build the request");
 }
 

@@ -71,18 +71,19 @@ static const char *const stmt_sql[ST_COUNT] = {
 };
 
 struct store {
-  int lock_fd; /* DIR/turnd.lock, flock'ed while we run; the kernel drops the lock
-                  when the process dies, however it dies */
-  sqlite3 *db; /* the loop's connection: the schema at start-up, then reads */
+  char path[4096]; /* DIR/turnd.db */
+  int lock_fd;     /* DIR/turnd.lock, flock'ed while we run; the kernel drops the lock
+                      when the process dies, however it dies */
+  sqlite3 *db;     /* the loop's connection: the schema at start-up, then reads */
   sqlite3_stmt *stmt[ST_COUNT];
   struct writer writer;
   bool writer_started;
   struct write_list open; /* queued since the last store_commit() */
 };
 
-static void say(struct store *st, const char *what) {
+static void say(sqlite3 *db, const char *what) {
   /* SQLite's message names the failure, never the values bound. */
-  fprintf(stderr, "turnd: store: %s: %s\n", what, sqlite3_errmsg(st->db));
+  fprintf(stderr, "turnd: store: %s: %s\n", what, sqlite3_errmsg(db));
 }
 
 static int exec(struct store *st, const char *sql) {
@@ -147,6 +148,7 @@ struct store *store_open(const char *dir, char *err, size_t cap) {
     return NULL;
   }
   snprintf(path, sizeof path, "%s/turnd.db", dir);
+  snprintf(st->path, sizeof st->path, "%s", path);
   if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
       SQLITE_OK) {
     snprintf(err, cap, "cannot open %s: %s", path,
@@ -311,13 +313,12 @@ static const char *col_text(sqlite3_stmt *s, int i) {
 
 /* Steps s to its end, calling row for each row. Returns 0, row's non-zero
  * return, or -1 on a database error. */
-static int walk(struct store *st, sqlite3_stmt *s, int (*row)(sqlite3_stmt *, void *),
-                void *ctx) {
+static int walk(sqlite3_stmt *s, int (*row)(sqlite3_stmt *, void *), void *ctx) {
   int rc, out = 0;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW)
     if ((out = row(s, ctx)) != 0) break;
   if (out == 0 && rc != SQLITE_DONE) {
-    say(st, "read");
+    say(sqlite3_db_handle(s), "read");
     out = -1;
   }
   sqlite3_reset(s);
@@ -338,7 +339,7 @@ static int session_row(sqlite3_stmt *s, void *arg) {
 
 int store_sessions_each(struct store *st, store_session_cb *cb, void *ctx) {
   struct session_walk w = {cb, ctx};
-  return walk(st, st->stmt[ST_SESSIONS], session_row, &w);
+  return walk(st->stmt[ST_SESSIONS], session_row, &w);
 }
 
 struct message_walk {
@@ -351,11 +352,50 @@ static int message_row(sqlite3_stmt *s, void *arg) {
   return w->cb(w->ctx, col_u64(s, 0), col_text(s, 1), col_u64(s, 2), col_text(s, 3));
 }
 
+static int messages_each(sqlite3_stmt *s, const char *session, store_message_cb *cb,
+                         void *ctx) {
+  struct message_walk w = {cb, ctx};
+  bind_text(s, 1, session);
+  return walk(s, message_row, &w);
+}
+
 int store_messages_each(struct store *st, const char *session, store_message_cb *cb,
                         void *ctx) {
-  struct message_walk w = {cb, ctx};
-  bind_text(st->stmt[ST_MESSAGES], 1, session);
-  return walk(st, st->stmt[ST_MESSAGES], message_row, &w);
+  return messages_each(st->stmt[ST_MESSAGES], session, cb, ctx);
+}
+
+/* ------------------------------------------------------------ other readers */
+
+struct store_reader {
+  sqlite3 *db;
+  sqlite3_stmt *messages;
+};
+
+struct store_reader *store_reader_open(const struct store *st) {
+  struct store_reader *r = calloc(1, sizeof *r);
+  if (r == NULL) return NULL;
+  /* NOMUTEX: one thread at a time uses it, as the loop's own. */
+  if (sqlite3_open_v2(st->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+                      NULL) != SQLITE_OK ||
+      sqlite3_prepare_v3(r->db, stmt_sql[ST_MESSAGES], -1, SQLITE_PREPARE_PERSISTENT,
+                         &r->messages, NULL) != SQLITE_OK) {
+    if (r->db != NULL) say(r->db, "open a reader");
+    store_reader_close(r);
+    return NULL;
+  }
+  return r;
+}
+
+void store_reader_close(struct store_reader *r) {
+  if (r == NULL) return;
+  sqlite3_finalize(r->messages);
+  sqlite3_close(r->db);
+  free(r);
+}
+
+int store_reader_messages_each(struct store_reader *r, const char *session,
+                               store_message_cb *cb, void *ctx) {
+  return messages_each(r->messages, session, cb, ctx);
 }
 
 struct chunk_walk {
@@ -375,7 +415,7 @@ int store_session_events_each(struct store *st, const char *session, store_chunk
                               void *ctx) {
   struct chunk_walk w = {cb, ctx};
   bind_text(st->stmt[ST_SESSION_EVENTS], 1, session);
-  return walk(st, st->stmt[ST_SESSION_EVENTS], chunk_row, &w);
+  return walk(st->stmt[ST_SESSION_EVENTS], chunk_row, &w);
 }
 
 int store_turn_events_each(struct store *st, const char *turn, uint64_t seq,
@@ -383,7 +423,7 @@ int store_turn_events_each(struct store *st, const char *turn, uint64_t seq,
   struct chunk_walk w = {cb, ctx};
   bind_text(st->stmt[ST_TURN_EVENTS], 1, turn);
   bind_u64(st->stmt[ST_TURN_EVENTS], 2, seq);
-  return walk(st, st->stmt[ST_TURN_EVENTS], chunk_row, &w);
+  return walk(st->stmt[ST_TURN_EVENTS], chunk_row, &w);
 }
 
 static int found_row(sqlite3_stmt *s, void *arg) {
@@ -395,7 +435,7 @@ static int found_row(sqlite3_stmt *s, void *arg) {
 int store_turn_exists(struct store *st, const char *turn) {
   bool found = false;
   bind_text(st->stmt[ST_TURN_FIND], 1, turn);
-  if (walk(st, st->stmt[ST_TURN_FIND], found_row, &found) != 0) return -1;
+  if (walk(st->stmt[ST_TURN_FIND], found_row, &found) != 0) return -1;
   return found ? 1 : 0;
 }
 
@@ -434,7 +474,7 @@ static int unended_row(sqlite3_stmt *s, void *arg) {
 int store_unended_each(struct store *st, store_unended_cb *cb, void *ctx) {
   /* Collected first: the callback writes to the table being read. */
   struct unended_list l = {NULL, 0, 0};
-  int rc = walk(st, st->stmt[ST_UNENDED], unended_row, &l);
+  int rc = walk(st->stmt[ST_UNENDED], unended_row, &l);
   for (size_t i = 0; i < l.n; i++) {
     if (rc == 0) rc = cb(ctx, l.items[i].turn, l.items[i].session, l.items[i].next_seq);
     free(l.items[i].turn);

@@ -1,7 +1,7 @@
 /* The request builder (src/turnd/request_build.c): jobs built on its thread in
  * the order handed over, each handed back on the loop to its owner unless the
- * owner forgot it; the messages, any array the build put in their place and
- * every body are freed once (the suite runs under ASan too). */
+ * owner forgot it; every input and body is freed once (the suite runs under
+ * ASan too). */
 #include "turnd/request_build.h"
 
 #include <event2/event.h>
@@ -16,48 +16,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the build sees: it joins the messages with ',' (and "!" when asked to
- * fail: NULL). With replace, it swaps the array for a copy first, as
- * convo_repair does. A gate lets a test hold every build until it opens. */
+/* What the build sees: it answers "built:" and the input ("!" fails: NULL). A
+ * gate lets a test hold every build until it opens. */
 struct build_cfg {
   pthread_mutex_t lock;
   pthread_cond_t changed;
-  int built;    /* builds finished */
-  bool open;    /* builds may run */
-  bool replace; /* swap the array before building */
+  int built; /* builds finished */
+  bool open; /* builds may run */
 };
 
-static char *join_build(const void *arg, char ***messages, size_t *n) {
+static char *echo_build(const void *arg, const char *what) {
   struct build_cfg *cfg = (struct build_cfg *)arg;
   pthread_mutex_lock(&cfg->lock);
   while (!cfg->open)
     pthread_cond_wait(&cfg->changed, &cfg->lock);
   pthread_mutex_unlock(&cfg->lock);
-  if (cfg->replace) {
-    char **copy = calloc(*n + 1, sizeof *copy);
-    for (size_t i = 0; copy != NULL && i < *n; i++) {
-      copy[i] = (*messages)[i];
-      (*messages)[i] = NULL;
-    }
-    copy[*n] = strdup("+");
-    free(*messages); /* its strings moved to copy */
-    *messages = copy;
-    *n += 1;
-  }
   char *body = NULL;
-  bool fail = false;
-  size_t len = 0;
-  for (size_t i = 0; i < *n; i++) {
-    fail = fail || strcmp((*messages)[i], "!") == 0;
-    len += strlen((*messages)[i]) + 1;
-  }
-  if (!fail && (body = calloc(len + 1, 1)) != NULL) {
-    size_t at = 0;
-    for (size_t i = 0; i < *n; i++) {
-      if (i > 0) body[at++] = ',';
-      size_t k = strlen((*messages)[i]);
-      memcpy(body + at, (*messages)[i], k); /* sized above */
-      at += k;
+  if (strcmp(what, "!") != 0) {
+    size_t len = strlen(what);
+    if ((body = malloc(len + 7)) != NULL) {
+      memcpy(body, "built:", 6);
+      memcpy(body + 6, what, len + 1);
     }
   }
   pthread_mutex_lock(&cfg->lock);
@@ -101,12 +80,11 @@ struct rig {
   struct request_builder *b;
 };
 
-static void rig_start(struct rig *r, bool open, bool replace) {
+static void rig_start(struct rig *r, bool open) {
   r->base = event_base_new();
   assert_non_null(r->base);
   cfg_init(&r->cfg, open);
-  r->cfg.replace = replace;
-  r->b = request_builder_new(r->base, join_build, &r->cfg);
+  r->b = request_builder_new(r->base, echo_build, &r->cfg);
   assert_non_null(r->b);
 }
 
@@ -135,18 +113,6 @@ static void on_done(void *arg, char *body) {
   if (o->other != NULL) request_job_forget(o->other);
 }
 
-/* The array of the given strings, each malloc'd, as the store's reader makes. */
-static char **strings(size_t n, ...) {
-  char **a = calloc(n, sizeof *a);
-  assert_non_null(a);
-  va_list ap;
-  va_start(ap, n);
-  for (size_t i = 0; i < n; i++)
-    a[i] = strdup(va_arg(ap, const char *));
-  va_end(ap);
-  return a;
-}
-
 /* Runs the loop until calls owners have been handed back their job in total. */
 static void loop_until(struct event_base *base, struct owner *owners, size_t n,
                        int calls) {
@@ -162,7 +128,7 @@ static void loop_until(struct event_base *base, struct owner *owners, size_t n,
 static void test_jobs_come_back_in_order_unless_forgotten(void **state) {
   (void)state;
   struct rig r;
-  rig_start(&r, false, false);
+  rig_start(&r, false);
   int place = 0, order[3] = {-1, -1, -1};
   struct owner o[3];
   memset(o, 0, sizeof o);
@@ -170,11 +136,12 @@ static void test_jobs_come_back_in_order_unless_forgotten(void **state) {
     o[i].order = &order[i];
     o[i].next_place = &place;
   }
-  assert_non_null(request_builder_submit(r.b, strings(2, "a", "b"), 2, on_done, &o[0]));
-  struct request_job *second =
-      request_builder_submit(r.b, strings(1, "c"), 1, on_done, &o[1]);
+  char input[16] = "s1"; /* copied: changing it after does not reach the build */
+  assert_non_null(request_builder_submit(r.b, input, on_done, &o[0]));
+  input[1] = '9';
+  struct request_job *second = request_builder_submit(r.b, "s2", on_done, &o[1]);
   assert_non_null(second);
-  assert_non_null(request_builder_submit(r.b, strings(1, "!"), 1, on_done, &o[2]));
+  assert_non_null(request_builder_submit(r.b, "!", on_done, &o[2]));
   request_job_forget(second); /* before it was even built */
   cfg_open(&r.cfg);
   loop_until(r.base, o, 3, 2);
@@ -182,7 +149,7 @@ static void test_jobs_come_back_in_order_unless_forgotten(void **state) {
   /* the forgotten one may only have been built, never handed back */
   event_base_loop(r.base, EVLOOP_NONBLOCK);
   assert_int_equal(o[0].calls, 1);
-  assert_string_equal(o[0].body, "a,b");
+  assert_string_equal(o[0].body, "built:s1");
   assert_int_equal(o[1].calls, 0);
   assert_int_equal(o[2].calls, 1);
   assert_true(o[2].got_null); /* a build that fails says so */
@@ -196,34 +163,19 @@ static void test_jobs_come_back_in_order_unless_forgotten(void **state) {
 static void test_a_job_forgotten_by_another_owner_is_not_handed_back(void **state) {
   (void)state;
   struct rig r;
-  rig_start(&r, true, false);
+  rig_start(&r, true);
   struct owner o[2];
   memset(o, 0, sizeof o);
-  assert_non_null(request_builder_submit(r.b, strings(1, "x"), 1, on_done, &o[0]));
-  o[0].other = request_builder_submit(r.b, strings(1, "y"), 1, on_done, &o[1]);
+  assert_non_null(request_builder_submit(r.b, "x", on_done, &o[0]));
+  o[0].other = request_builder_submit(r.b, "y", on_done, &o[1]);
   assert_non_null(o[0].other);
   cfg_await(&r.cfg, 2); /* both built before the loop looks: one batch */
   loop_until(r.base, o, 2, 1);
   event_base_loop(r.base, EVLOOP_NONBLOCK);
   assert_int_equal(o[0].calls, 1);
-  assert_string_equal(o[0].body, "x");
+  assert_string_equal(o[0].body, "built:x");
   assert_int_equal(o[1].calls, 0);
   free(o[0].body);
-  rig_stop(&r);
-}
-
-/* The build may put another array in place of the messages (convo_repair
- * does): that one is what the builder frees. */
-static void test_a_build_may_replace_the_messages(void **state) {
-  (void)state;
-  struct rig r;
-  rig_start(&r, true, true);
-  struct owner o;
-  memset(&o, 0, sizeof o);
-  assert_non_null(request_builder_submit(r.b, strings(2, "p", "q"), 2, on_done, &o));
-  loop_until(r.base, &o, 1, 1);
-  assert_string_equal(o.body, "p,q,+");
-  free(o.body);
   rig_stop(&r);
 }
 
@@ -232,11 +184,11 @@ static void test_a_build_may_replace_the_messages(void **state) {
 static void test_stopping_frees_what_is_left(void **state) {
   (void)state;
   struct rig r;
-  rig_start(&r, true, false);
+  rig_start(&r, true);
   struct owner o[3];
   memset(o, 0, sizeof o);
   for (int i = 0; i < 3; i++)
-    assert_non_null(request_builder_submit(r.b, strings(1, "z"), 1, on_done, &o[i]));
+    assert_non_null(request_builder_submit(r.b, "z", on_done, &o[i]));
   cfg_await(&r.cfg, 1);
   request_builder_free(r.b);
   r.b = NULL; /* rig_stop frees the rest */
@@ -250,7 +202,6 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_jobs_come_back_in_order_unless_forgotten),
       cmocka_unit_test(test_a_job_forgotten_by_another_owner_is_not_handed_back),
-      cmocka_unit_test(test_a_build_may_replace_the_messages),
       cmocka_unit_test(test_stopping_frees_what_is_left),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,7 @@
 /* DIR/turnd.db's write-ahead log (src/turnd/store.c, store_write.c): under
  * steady writes it stays bounded, its frames reach the database file while the
- * store is open, and what was written reads back whole. Each test has a fresh
- * folder. */
+ * store is open, and what was written reads back whole, through the loop's
+ * connection or a reader of another thread's. Each test has a fresh folder. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
 
 #include <setjmp.h>
@@ -134,12 +134,48 @@ static void the_checkpointer_fills_the_database(void **state) {
   assert_int_equal(rb.chunks, 500);
 }
 
+/* The session's messages as a reader read them: "n:json;" each. */
+static int collect_message(void *ctx, uint64_t n, const char *turn, uint64_t at_ms,
+                           const char *json) {
+  (void)turn;
+  (void)at_ms;
+  char *out = ctx;
+  size_t len = strlen(out);
+  snprintf(out + len, 256 - len, "%llu:%s;", (unsigned long long)n, json);
+  return 0;
+}
+
+/* A reader of its own (the request builder's) sees what the writer committed,
+ * in order, only that session's, and what is committed after it opened. */
+static void a_reader_sees_committed_messages(void **state) {
+  struct fixture *fx = *state;
+  assert_int_equal(store_message_add(fx->st, "s-1", 0, "t-1", 1, "{\"a\":1}"), 0);
+  assert_int_equal(store_message_add(fx->st, "s-2", 0, "t-2", 1, "{\"other\":1}"), 0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 1, "t-1", 2, "{\"b\":2}"), 0);
+  store_sync(fx->st);
+  struct store_reader *r = store_reader_open(fx->st);
+  assert_non_null(r);
+  char seen[256] = "";
+  assert_int_equal(store_reader_messages_each(r, "s-1", collect_message, seen), 0);
+  assert_string_equal(seen, "0:{\"a\":1};1:{\"b\":2};");
+  assert_int_equal(store_message_add(fx->st, "s-1", 2, "t-3", 3, "{\"c\":3}"), 0);
+  store_sync(fx->st);
+  seen[0] = '\0';
+  assert_int_equal(store_reader_messages_each(r, "s-1", collect_message, seen), 0);
+  assert_string_equal(seen, "0:{\"a\":1};1:{\"b\":2};2:{\"c\":3};");
+  seen[0] = '\0';
+  assert_int_equal(store_reader_messages_each(r, "s-3", collect_message, seen), 0);
+  assert_string_equal(seen, "");
+  store_reader_close(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(steady_writes_keep_the_log_bounded, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(the_checkpointer_fills_the_database, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(a_reader_sees_committed_messages, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
