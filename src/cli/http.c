@@ -104,6 +104,12 @@ long http_call(const struct http_server *s, const char *method, const char *path
   if (rc == CURLE_OK) {
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
     a->why[0] = '\0';
+  } else if (rc == CURLE_WRITE_ERROR) {
+    /* on_body refused more than the answer's cap: turnd did answer */
+    snprintf(a->why, sizeof a->why,
+             "its answer was longer than %zu bytes, which this "
+             "client takes at most",
+             a->body.cap);
   } else {
     http_reason(a->why, rc);
   }

@@ -49,11 +49,12 @@ void http_error_part(const struct http_answer *a, const char *key, char *out, si
 void http_report(const struct http_server *s, const char *doing, long status,
                  const char *why, const char *body, size_t len, long retry_after_s);
 
-/* libcurl's reason for a failed transfer into why (CURL_ERROR_SIZE bytes):
- * its error buffer's text when it wrote one, else the code's own text. */
-void http_reason(char *why, CURLcode rc);
 /* The same for a struct http_answer. */
 void http_report_answer(const struct http_server *s, const char *doing,
                         const struct http_answer *a);
+
+/* libcurl's reason for a failed transfer into why (CURL_ERROR_SIZE bytes):
+ * its error buffer's text when it wrote one, else the code's own text. */
+void http_reason(char *why, CURLcode rc);
 
 #endif

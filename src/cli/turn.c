@@ -401,7 +401,8 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
   turn_order_free(c.order);
   if (c.bad_line) return 1;
   if (!c.ended) {
-    fprintf(stderr, "turn: the connection to turnd was lost\n");
+    fprintf(stderr, "turn: the connection to turnd was lost%s%s\n",
+            c.why[0] != '\0' ? ": " : "", c.why);
     return 1;
   }
   if (c.stop_reason == TURN_STOP_LOCKED)

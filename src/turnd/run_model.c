@@ -1,7 +1,7 @@
-/* A run's calls to an external model (a provider): the conversation is read
- * from the store (after a barrier, so that it holds everything said so far),
- * read and made the provider's request body on the builder's thread
- * (request_build.h), sent, and the answer's model events are fed to the agent one by one,
+/* A run's calls to an external model (a provider): after a barrier (so that the
+ * store holds everything said so far), the builder's thread reads the
+ * conversation and makes it the provider's request body (request_build.h); the
+ * body is sent, and the answer's model events are fed to the agent one by one,
  * pumping it after each. */
 #include "run.h"
 
@@ -110,7 +110,7 @@ static void call_failed(struct run *r, const char *why) {
 static void on_request_built(void *owner, char *body) {
   struct run *r = owner;
   r->build = NULL;
-  if (r->ended) { /* cancelled meanwhile */
+  if (r->ended) { /* cannot be: an ending run forgets its job; in case */
     free(body);
     return;
   }

@@ -374,9 +374,12 @@ struct store_reader {
 struct store_reader *store_reader_open(const struct store *st) {
   struct store_reader *r = calloc(1, sizeof *r);
   if (r == NULL) return NULL;
-  /* NOMUTEX: one thread at a time uses it, as the loop's own. */
+  /* NOMUTEX: one thread at a time uses it, as the loop's own. It may wait
+   * for a lock (a reader can meet one while the log is recovered or starts
+   * over): it is not the loop. */
   if (sqlite3_open_v2(st->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK ||
+      sqlite3_busy_timeout(r->db, 2000) != SQLITE_OK ||
       sqlite3_prepare_v3(r->db, stmt_sql[ST_MESSAGES], -1, SQLITE_PREPARE_PERSISTENT,
                          &r->messages, NULL) != SQLITE_OK) {
     if (r->db != NULL) say(r->db, "open a reader");

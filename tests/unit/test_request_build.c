@@ -17,18 +17,24 @@
 #include <string.h>
 
 /* What the build sees: it answers "built:" and the input ("!" fails: NULL). A
- * gate lets a test hold every build until it opens. */
+ * gate lets a test hold every build until it opens, and a second one holds the
+ * build of "hold" alone: while it waits, every job before it has been built and
+ * handed over to the loop's side. */
 struct build_cfg {
   pthread_mutex_t lock;
   pthread_cond_t changed;
-  int built; /* builds finished */
-  bool open; /* builds may run */
+  int started;    /* builds begun */
+  int built;      /* builds finished */
+  bool open;      /* builds may run */
+  bool hold_open; /* the build of "hold" may run */
 };
 
 static char *echo_build(const void *arg, const char *what) {
   struct build_cfg *cfg = (struct build_cfg *)arg;
   pthread_mutex_lock(&cfg->lock);
-  while (!cfg->open)
+  cfg->started++;
+  pthread_cond_broadcast(&cfg->changed);
+  while (!cfg->open || (strcmp(what, "hold") == 0 && !cfg->hold_open))
     pthread_cond_wait(&cfg->changed, &cfg->lock);
   pthread_mutex_unlock(&cfg->lock);
   char *body = NULL;
@@ -65,11 +71,23 @@ static void cfg_open(struct build_cfg *cfg) {
   pthread_mutex_unlock(&cfg->lock);
 }
 
+/* Blocks until *counter (a field of cfg) reaches count. */
+static void cfg_await_count(struct build_cfg *cfg, const int *counter, int count) {
+  pthread_mutex_lock(&cfg->lock);
+  while (*counter < count)
+    pthread_cond_wait(&cfg->changed, &cfg->lock);
+  pthread_mutex_unlock(&cfg->lock);
+}
+
 /* Blocks until count builds have finished. */
 static void cfg_await(struct build_cfg *cfg, int count) {
+  cfg_await_count(cfg, &cfg->built, count);
+}
+
+static void cfg_release_hold(struct build_cfg *cfg) {
   pthread_mutex_lock(&cfg->lock);
-  while (cfg->built < count)
-    pthread_cond_wait(&cfg->changed, &cfg->lock);
+  cfg->hold_open = true;
+  pthread_cond_broadcast(&cfg->changed);
   pthread_mutex_unlock(&cfg->lock);
 }
 
@@ -80,18 +98,27 @@ struct rig {
   struct request_builder *b;
 };
 
-static void rig_start(struct rig *r, bool open) {
-  r->base = event_base_new();
-  assert_non_null(r->base);
-  cfg_init(&r->cfg, open);
+/* Each test's rig: the builder with every build held until the test opens the
+ * gate. The teardown opens both gates first, so that a test that failed half
+ * way still lets the thread finish and be joined. */
+static int rig_setup(void **state) {
+  struct rig *r = calloc(1, sizeof *r);
+  if (r == NULL || (r->base = event_base_new()) == NULL) return -1;
+  cfg_init(&r->cfg, false);
   r->b = request_builder_new(r->base, echo_build, &r->cfg);
-  assert_non_null(r->b);
+  *state = r;
+  return r->b != NULL ? 0 : -1;
 }
 
-static void rig_stop(struct rig *r) {
+static int rig_teardown(void **state) {
+  struct rig *r = *state;
+  cfg_open(&r->cfg);
+  cfg_release_hold(&r->cfg);
   request_builder_free(r->b);
   cfg_fini(&r->cfg);
   event_base_free(r->base);
+  free(r);
+  return 0;
 }
 
 /* A job's owner: what it was handed back, and what to do then. */
@@ -126,9 +153,7 @@ static void loop_until(struct event_base *base, struct owner *owners, size_t n,
 }
 
 static void test_jobs_come_back_in_order_unless_forgotten(void **state) {
-  (void)state;
-  struct rig r;
-  rig_start(&r, false);
+  struct rig *r = *state;
   int place = 0, order[3] = {-1, -1, -1};
   struct owner o[3];
   memset(o, 0, sizeof o);
@@ -137,17 +162,17 @@ static void test_jobs_come_back_in_order_unless_forgotten(void **state) {
     o[i].next_place = &place;
   }
   char input[16] = "s1"; /* copied: changing it after does not reach the build */
-  assert_non_null(request_builder_submit(r.b, input, on_done, &o[0]));
+  assert_non_null(request_builder_submit(r->b, input, on_done, &o[0]));
   input[1] = '9';
-  struct request_job *second = request_builder_submit(r.b, "s2", on_done, &o[1]);
+  struct request_job *second = request_builder_submit(r->b, "s2", on_done, &o[1]);
   assert_non_null(second);
-  assert_non_null(request_builder_submit(r.b, "!", on_done, &o[2]));
+  assert_non_null(request_builder_submit(r->b, "!", on_done, &o[2]));
   request_job_forget(second); /* before it was even built */
-  cfg_open(&r.cfg);
-  loop_until(r.base, o, 3, 2);
-  cfg_await(&r.cfg, 3);
+  cfg_open(&r->cfg);
+  loop_until(r->base, o, 3, 2);
+  cfg_await(&r->cfg, 3);
   /* the forgotten one may only have been built, never handed back */
-  event_base_loop(r.base, EVLOOP_NONBLOCK);
+  event_base_loop(r->base, EVLOOP_NONBLOCK);
   assert_int_equal(o[0].calls, 1);
   assert_string_equal(o[0].body, "built:s1");
   assert_int_equal(o[1].calls, 0);
@@ -155,54 +180,59 @@ static void test_jobs_come_back_in_order_unless_forgotten(void **state) {
   assert_true(o[2].got_null); /* a build that fails says so */
   assert_true(order[0] < order[2]);
   free(o[0].body);
-  rig_stop(&r);
 }
 
 /* An owner handed back its body may forget a job built in the same batch (one
  * run ending frees another): that job is not handed back. */
 static void test_a_job_forgotten_by_another_owner_is_not_handed_back(void **state) {
-  (void)state;
-  struct rig r;
-  rig_start(&r, true);
-  struct owner o[2];
+  struct rig *r = *state;
+  cfg_open(&r->cfg);
+  struct owner o[3];
   memset(o, 0, sizeof o);
-  assert_non_null(request_builder_submit(r.b, "x", on_done, &o[0]));
-  o[0].other = request_builder_submit(r.b, "y", on_done, &o[1]);
+  assert_non_null(request_builder_submit(r->b, "x", on_done, &o[0]));
+  o[0].other = request_builder_submit(r->b, "y", on_done, &o[1]);
   assert_non_null(o[0].other);
-  cfg_await(&r.cfg, 2); /* both built before the loop looks: one batch */
-  loop_until(r.base, o, 2, 1);
-  event_base_loop(r.base, EVLOOP_NONBLOCK);
+  assert_non_null(request_builder_submit(r->b, "hold", on_done, &o[2]));
+  /* "hold" has begun: x and y are built and wait for the loop, one batch */
+  cfg_await_count(&r->cfg, &r->cfg.started, 3);
+  loop_until(r->base, o, 3, 1);
+  event_base_loop(r->base, EVLOOP_NONBLOCK);
   assert_int_equal(o[0].calls, 1);
   assert_string_equal(o[0].body, "built:x");
   assert_int_equal(o[1].calls, 0);
+  assert_int_equal(o[2].calls, 0);
   free(o[0].body);
-  rig_stop(&r);
+  cfg_release_hold(&r->cfg);
 }
 
-/* Stopping with jobs waiting, built or being built frees them all and tells no
- * owner. */
+/* Stopping frees every job, whatever it is at (built and not handed back,
+ * being built, waiting), and tells no owner. */
 static void test_stopping_frees_what_is_left(void **state) {
-  (void)state;
-  struct rig r;
-  rig_start(&r, true);
+  struct rig *r = *state;
+  cfg_open(&r->cfg);
   struct owner o[3];
   memset(o, 0, sizeof o);
-  for (int i = 0; i < 3; i++)
-    assert_non_null(request_builder_submit(r.b, "z", on_done, &o[i]));
-  cfg_await(&r.cfg, 1);
-  request_builder_free(r.b);
-  r.b = NULL; /* rig_stop frees the rest */
-  event_base_loop(r.base, EVLOOP_NONBLOCK);
+  assert_non_null(request_builder_submit(r->b, "a", on_done, &o[0]));
+  assert_non_null(request_builder_submit(r->b, "hold", on_done, &o[1]));
+  assert_non_null(request_builder_submit(r->b, "c", on_done, &o[2]));
+  cfg_await_count(&r->cfg, &r->cfg.started, 2); /* a built; "hold" begun; c waits */
+  cfg_release_hold(&r->cfg);
+  request_builder_free(r->b);
+  r->b = NULL; /* the teardown frees the rest */
+  event_base_loop(r->base, EVLOOP_NONBLOCK);
   for (int i = 0; i < 3; i++)
     assert_int_equal(o[i].calls, 0);
-  rig_stop(&r);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_jobs_come_back_in_order_unless_forgotten),
-      cmocka_unit_test(test_a_job_forgotten_by_another_owner_is_not_handed_back),
-      cmocka_unit_test(test_stopping_frees_what_is_left),
+      cmocka_unit_test_setup_teardown(test_jobs_come_back_in_order_unless_forgotten,
+                                      rig_setup, rig_teardown),
+      cmocka_unit_test_setup_teardown(
+          test_a_job_forgotten_by_another_owner_is_not_handed_back, rig_setup,
+          rig_teardown),
+      cmocka_unit_test_setup_teardown(test_stopping_frees_what_is_left, rig_setup,
+                                      rig_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

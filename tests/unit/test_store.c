@@ -1,7 +1,8 @@
 /* DIR/turnd.db's write-ahead log (src/turnd/store.c, store_write.c): under
  * steady writes it stays bounded, its frames reach the database file while the
  * store is open, and what was written reads back whole, through the loop's
- * connection or a reader of another thread's. Each test has a fresh folder. */
+ * connection or a reader of its own (the kind the request builder's thread
+ * uses; here on the test's thread). Each test has a fresh folder. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
 
 #include <setjmp.h>
