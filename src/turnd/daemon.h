@@ -40,7 +40,7 @@ struct turnd {
   struct script script;       /* the script model (demo or --model script:FILE) */
   struct model_config model;  /* a provider's model, when --model names one */
   struct model_http *mh;      /* owned: model calls over HTTP, when external */
-  struct request_builder *rb; /* owned: their requests' builder, when external */
+  struct request_builder *rb; /* owned: builds model requests and histories */
   struct store_reader *request_reader; /* owned: the builder's connection to the store */
   struct tools_config tools_config;    /* the owner's tools, from --tools files */
   struct toolset toolset;   /* every tool a model may call (demo and the owner's) */

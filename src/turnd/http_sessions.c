@@ -4,11 +4,14 @@
 #include "daemon.h"
 #include "http_error.h"
 #include "http_reply.h"
+#include "request_build.h"
 #include "routes.h"
 #include "server.h"
 #include "session.h"
 #include "store.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +70,60 @@ static int feed_message(void *ctx, uint64_t n, const char *turn, uint64_t at_ms,
   return history_add_message(ctx, turn, at_ms, json);
 }
 
-/* GET /api/sessions/<id>: {"session": {...}, "blocks": [...]} */
+/* request_build_fn, on the builder's thread: the session's blocks, "[...]",
+ * from what the store has committed. That is everything any reader has been
+ * shown, since readers see committed events only, with their messages (a
+ * message is queued before the events that follow it). */
+static char *history_blocks_text(const void *cfg, const char *session_id) {
+  const struct turnd *d = cfg;
+  struct history *h = history_new();
+  turn_buf doc;
+  turn_buf_init(&doc, SIZE_MAX, NULL);
+  bool ok =
+      h != NULL &&
+      store_reader_session_events_each(d->request_reader, session_id, feed_events, h) ==
+          0 &&
+      store_reader_messages_each(d->request_reader, session_id, feed_message, h) == 0 &&
+      history_blocks(h, &doc) == 0 && turn_buf_append(&doc, "", 1) == 0; /* its NUL */
+  history_free(h);
+  if (!ok) {
+    turn_buf_fini(&doc);
+    return NULL;
+  }
+  return doc.data; /* malloc'd: turn_buf's default allocator */
+}
+
+/* A GET waiting for its blocks: its request and the session part, which is
+ * taken when the GET comes (the in-memory session is the loop's). */
+struct history_get {
+  struct evhttp_request *req;
+  char *head; /* {"session":{...}} */
+};
+
+/* The blocks are built: the answer goes. Should the client have gone, libevent
+ * only frees the request. */
+static void on_blocks_built(void *owner, char *blocks) {
+  struct history_get *g = owner;
+  turn_buf doc;
+  turn_buf_init(&doc, SIZE_MAX, NULL);
+  /* {"session":{...}} becomes {"session":{...},"blocks":[...]} */
+  bool ok = blocks != NULL && turn_buf_append(&doc, g->head, strlen(g->head) - 1) == 0 &&
+            turn_buf_append(&doc, ",\"blocks\":", 10) == 0 &&
+            turn_buf_append(&doc, blocks, strlen(blocks)) == 0 &&
+            turn_buf_append(&doc, "}", 1) == 0;
+  if (ok)
+    http_reply_json_text(g->req, 200, (const char *)doc.data, doc.len);
+  else
+    http_error_send(g->req, HTTP_E_INTERNAL);
+  turn_buf_fini(&doc);
+  free(blocks);
+  free(g->head);
+  free(g);
+}
+
+/* GET /api/sessions/<id>: {"session": {...}, "blocks": [...]}. The blocks read
+ * and parse the session's whole history, so the builder's thread makes them
+ * (request_build.h) and the loop goes on meanwhile. */
 void route_session_get(struct server *s, struct evhttp_request *req,
                        const char *const *params) {
   struct session *session = session_find(s->d, params[0]);
@@ -75,27 +131,20 @@ void route_session_get(struct server *s, struct evhttp_request *req,
     http_error_send(req, HTTP_E_UNKNOWN_SESSION);
     return;
   }
-  /* The blocks are what the store has committed: everything any reader has been
-   * shown, since readers see committed events only, with their messages (a
-   * message is queued before the events that follow it). */
-  struct history *h = history_new();
+  struct history_get *g = calloc(1, sizeof *g);
   json_t *head = json_pack("{s:o}", "session", session_json(session));
-  char *head_text = head != NULL ? json_dumps(head, JSON_COMPACT) : NULL;
+  if (g != NULL && head != NULL) g->head = json_dumps(head, JSON_COMPACT);
   json_decref(head);
-  turn_buf doc;
-  turn_buf_init(&doc, SIZE_MAX, NULL);
-  /* {"session":{...}} becomes {"session":{...},"blocks":[...]} */
-  bool ok = h != NULL && head_text != NULL &&
-            store_session_events_each(s->d->store, session->id, feed_events, h) == 0 &&
-            store_messages_each(s->d->store, session->id, feed_message, h) == 0 &&
-            turn_buf_append(&doc, head_text, strlen(head_text) - 1) == 0 &&
-            turn_buf_append(&doc, ",\"blocks\":", 10) == 0 &&
-            history_blocks(h, &doc) == 0 && turn_buf_append(&doc, "}", 1) == 0;
-  free(head_text);
-  history_free(h);
-  if (ok)
-    http_reply_json_text(req, 200, (const char *)doc.data, doc.len);
-  else
+  if (g == NULL || g->head == NULL) {
+    free(g);
     http_error_send(req, HTTP_E_INTERNAL);
-  turn_buf_fini(&doc);
+    return;
+  }
+  g->req = req;
+  if (request_builder_submit(s->d->rb, history_blocks_text, session->id, on_blocks_built,
+                             g) == NULL) {
+    free(g->head);
+    free(g);
+    http_error_send(req, HTTP_E_INTERNAL);
+  }
 }

@@ -149,18 +149,19 @@ static int start_auth(struct turnd *d, const struct options *opt, uint16_t port)
   return 0;
 }
 
-/* The builder of model requests and its own connection to the store (which
- * persist_start opened), when the model is a provider's. */
+/* The builder of model requests and history documents, and its own
+ * connection to the store (which persist_start opened). */
 static int start_builder(struct turnd *d) {
-  if (!d->model.external) return 0;
   if ((d->request_reader = store_reader_open(d->store)) == NULL ||
-      (d->rb = request_builder_new(d->base, run_model_request, d)) == NULL) {
-    fprintf(stderr, "turnd: cannot start the thread that builds model requests\n");
+      (d->rb = request_builder_new(d->base, d)) == NULL) {
+    fprintf(stderr,
+            "turnd: cannot start the thread that builds requests and histories\n");
     return -1;
   }
   return 0;
 }
 
+/* Before the HTTP server goes: a history still being built is answered. */
 static void stop_builder(struct turnd *d) {
   request_builder_free(d->rb); /* waits for a build under way */
   d->rb = NULL;
@@ -254,10 +255,10 @@ int main(int argc, char **argv) {
   event_free(sigterm);
   event_free(sigint);
   run_free_all(&d); /* running turns end as interrupted */
+  stop_builder(&d); /* after the runs (each forgot its job), before the server */
   guard_stop(&d);
   server_stop(&srv);
   auth_stop(&d);
-  stop_builder(&d); /* after the runs: each forgot its job */
   persist_stop(&d); /* after the runs: their last events are committed */
   session_free_all(&d);
   script_free(&d.script);

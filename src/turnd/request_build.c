@@ -15,6 +15,7 @@
 
 struct request_job {
   struct request_job *next;
+  request_build_fn *build;
   char *what;            /* the input: owned */
   char *body;            /* once built: owned, or NULL */
   request_done_fn *done; /* loop only */
@@ -26,7 +27,6 @@ struct job_list {
 };
 
 struct request_builder {
-  request_build_fn *build;
   const void *cfg;
   pthread_t thread;
   bool thread_started;
@@ -56,9 +56,17 @@ static void job_free(struct request_job *j) {
   free(j);
 }
 
-static void free_list(struct request_job *j) {
+/* Hands each job of the list taken out, j on, to its owner, unless forgotten,
+ * and frees it. done may submit or forget other jobs (a run that ends frees
+ * another), so each owner is read just before its call. */
+static void hand_back(struct request_job *j) {
   while (j != NULL) {
     struct request_job *next = j->next;
+    if (j->owner != NULL) {
+      char *body = j->body;
+      j->body = NULL;
+      j->done(j->owner, body);
+    }
     job_free(j);
     j = next;
   }
@@ -76,7 +84,7 @@ static void *builder_main(void *arg) {
     if (b->todo.head == NULL) b->todo.tail = &b->todo.head;
     pthread_mutex_unlock(&b->lock);
 
-    j->body = b->build(b->cfg, j->what);
+    j->body = j->build(b->cfg, j->what);
 
     pthread_mutex_lock(&b->lock);
     list_push(&b->built, j);
@@ -88,9 +96,7 @@ static void *builder_main(void *arg) {
   return NULL;
 }
 
-/* The eventfd is readable: hand each built job to its owner. done may submit
- * or forget other jobs (a run that ends frees another): the list is taken out
- * first, and each owner is read just before its call. */
+/* The eventfd is readable: hand each built job to its owner. */
 static void on_built(evutil_socket_t fd, short what, void *arg) {
   (void)what;
   struct request_builder *b = arg;
@@ -101,23 +107,12 @@ static void on_built(evutil_socket_t fd, short what, void *arg) {
   struct request_job *j = b->built.head;
   list_init(&b->built);
   pthread_mutex_unlock(&b->lock);
-  while (j != NULL) {
-    struct request_job *next = j->next;
-    if (j->owner != NULL) {
-      char *body = j->body;
-      j->body = NULL;
-      j->done(j->owner, body);
-    }
-    job_free(j);
-    j = next;
-  }
+  hand_back(j);
 }
 
-struct request_builder *request_builder_new(struct event_base *base,
-                                            request_build_fn *build, const void *cfg) {
+struct request_builder *request_builder_new(struct event_base *base, const void *cfg) {
   struct request_builder *b = calloc(1, sizeof *b);
   if (b == NULL) return NULL;
-  b->build = build;
   b->cfg = cfg;
   list_init(&b->todo);
   list_init(&b->built);
@@ -137,15 +132,17 @@ struct request_builder *request_builder_new(struct event_base *base,
 
 void request_builder_free(struct request_builder *b) {
   if (b == NULL) return;
-  if (b->thread_started) {
-    pthread_mutex_lock(&b->lock);
-    b->stopping = true;
-    pthread_cond_signal(&b->wake);
-    pthread_mutex_unlock(&b->lock);
-    pthread_join(b->thread, NULL);
-  }
-  free_list(b->todo.head);
-  free_list(b->built.head);
+  pthread_mutex_lock(&b->lock);
+  b->stopping = true; /* and no more jobs: a done below may try */
+  pthread_cond_signal(&b->wake);
+  pthread_mutex_unlock(&b->lock);
+  if (b->thread_started) pthread_join(b->thread, NULL);
+  /* The thread is gone: the lists are the loop's. Built ones first, in order. */
+  struct request_job *built = b->built.head, *todo = b->todo.head;
+  list_init(&b->built);
+  list_init(&b->todo);
+  hand_back(built);
+  hand_back(todo);
   if (b->built_ev != NULL) event_free(b->built_ev);
   if (b->efd >= 0) close(b->efd);
   pthread_cond_destroy(&b->wake);
@@ -153,19 +150,28 @@ void request_builder_free(struct request_builder *b) {
   free(b);
 }
 
-struct request_job *request_builder_submit(struct request_builder *b, const char *what,
+struct request_job *request_builder_submit(struct request_builder *b,
+                                           request_build_fn *build, const char *what,
                                            request_done_fn *done, void *owner) {
   struct request_job *j = calloc(1, sizeof *j);
   if (j == NULL || (j->what = strdup(what)) == NULL) {
     free(j);
     return NULL;
   }
+  j->build = build;
   j->done = done;
   j->owner = owner;
   pthread_mutex_lock(&b->lock);
-  list_push(&b->todo, j);
-  pthread_cond_signal(&b->wake);
+  bool stopping = b->stopping;
+  if (!stopping) {
+    list_push(&b->todo, j);
+    pthread_cond_signal(&b->wake);
+  }
   pthread_mutex_unlock(&b->lock);
+  if (stopping) {
+    job_free(j);
+    return NULL;
+  }
   return j;
 }
 

@@ -133,7 +133,8 @@ static void on_request_built(void *owner, char *body) {
 
 void run_barrier_passed(struct run *r) {
   if (r->ended || r->call != NULL || r->build != NULL) return;
-  r->build = request_builder_submit(r->d->rb, r->session->id, on_request_built, r);
+  r->build = request_builder_submit(r->d->rb, run_model_request, r->session->id,
+                                    on_request_built, r);
   if (r->build == NULL) call_failed(r, "turnd could not build the request");
 }
 

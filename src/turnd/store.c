@@ -364,43 +364,6 @@ int store_messages_each(struct store *st, const char *session, store_message_cb 
   return messages_each(st->stmt[ST_MESSAGES], session, cb, ctx);
 }
 
-/* ------------------------------------------------------------ other readers */
-
-struct store_reader {
-  sqlite3 *db;
-  sqlite3_stmt *messages;
-};
-
-struct store_reader *store_reader_open(const struct store *st) {
-  struct store_reader *r = calloc(1, sizeof *r);
-  if (r == NULL) return NULL;
-  /* NOMUTEX: one thread at a time uses it, as the loop's own. It may wait
-   * for a lock (a reader can meet one while the log is recovered or starts
-   * over): it is not the loop. */
-  if (sqlite3_open_v2(st->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-                      NULL) != SQLITE_OK ||
-      sqlite3_busy_timeout(r->db, 2000) != SQLITE_OK ||
-      sqlite3_prepare_v3(r->db, stmt_sql[ST_MESSAGES], -1, SQLITE_PREPARE_PERSISTENT,
-                         &r->messages, NULL) != SQLITE_OK) {
-    if (r->db != NULL) say(r->db, "open a reader");
-    store_reader_close(r);
-    return NULL;
-  }
-  return r;
-}
-
-void store_reader_close(struct store_reader *r) {
-  if (r == NULL) return;
-  sqlite3_finalize(r->messages);
-  sqlite3_close(r->db);
-  free(r);
-}
-
-int store_reader_messages_each(struct store_reader *r, const char *session,
-                               store_message_cb *cb, void *ctx) {
-  return messages_each(r->messages, session, cb, ctx);
-}
-
 struct chunk_walk {
   store_chunk_cb *cb;
   void *ctx;
@@ -414,11 +377,16 @@ static int chunk_row(sqlite3_stmt *s, void *arg) {
                blob != NULL ? blob : "", len);
 }
 
+static int session_events_each(sqlite3_stmt *s, const char *session, store_chunk_cb *cb,
+                               void *ctx) {
+  struct chunk_walk w = {cb, ctx};
+  bind_text(s, 1, session);
+  return walk(s, chunk_row, &w);
+}
+
 int store_session_events_each(struct store *st, const char *session, store_chunk_cb *cb,
                               void *ctx) {
-  struct chunk_walk w = {cb, ctx};
-  bind_text(st->stmt[ST_SESSION_EVENTS], 1, session);
-  return walk(st->stmt[ST_SESSION_EVENTS], chunk_row, &w);
+  return session_events_each(st->stmt[ST_SESSION_EVENTS], session, cb, ctx);
 }
 
 int store_turn_events_each(struct store *st, const char *turn, uint64_t seq,
@@ -485,4 +453,50 @@ int store_unended_each(struct store *st, store_unended_cb *cb, void *ctx) {
   }
   free(l.items);
   return rc;
+}
+
+/* ------------------------------------------------------------ other readers */
+
+struct store_reader {
+  sqlite3 *db;
+  sqlite3_stmt *messages, *session_events;
+};
+
+struct store_reader *store_reader_open(const struct store *st) {
+  struct store_reader *r = calloc(1, sizeof *r);
+  if (r == NULL) return NULL;
+  /* NOMUTEX: one thread at a time uses it, as the loop's own. It may wait
+   * for a lock (a reader can meet one while the log is recovered or starts
+   * over): it is not the loop. */
+  if (sqlite3_open_v2(st->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+                      NULL) != SQLITE_OK ||
+      sqlite3_busy_timeout(r->db, 2000) != SQLITE_OK ||
+      sqlite3_prepare_v3(r->db, stmt_sql[ST_MESSAGES], -1, SQLITE_PREPARE_PERSISTENT,
+                         &r->messages, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v3(r->db, stmt_sql[ST_SESSION_EVENTS], -1,
+                         SQLITE_PREPARE_PERSISTENT, &r->session_events,
+                         NULL) != SQLITE_OK) {
+    if (r->db != NULL) say(r->db, "open a reader");
+    store_reader_close(r);
+    return NULL;
+  }
+  return r;
+}
+
+void store_reader_close(struct store_reader *r) {
+  if (r == NULL) return;
+  sqlite3_finalize(r->messages);
+  sqlite3_finalize(r->session_events);
+  sqlite3_close(r->db);
+  free(r);
+}
+
+int store_reader_messages_each(struct store_reader *r, const char *session,
+                               store_message_cb *cb, void *ctx) {
+  return messages_each(r->messages, session, cb, ctx);
+}
+
+int store_reader_session_events_each(struct store_reader *r, const char *session,
+                                     store_chunk_cb *cb, void *ctx) {
+  return session_events_each(r->session_events, session, cb, ctx);
 }

@@ -80,21 +80,23 @@ typedef int store_chunk_cb(void *ctx, const char *turn, uint64_t first_seq, uint
  * started, each turn's chunks in seq order. */
 int store_session_events_each(struct store *st, const char *session, store_chunk_cb *cb,
                               void *ctx);
+/* A connection of its own that reads a session's messages and events, for a
+ * thread other than the loop (the request builder's): it sees what the writer
+ * committed, as the loop's reads do. One thread at a time may use it. Returns
+ * NULL when it cannot be opened (said on stderr). */
+struct store_reader;
+struct store_reader *store_reader_open(const struct store *st);
+void store_reader_close(struct store_reader *r); /* accepts NULL */
+/* store_messages_each and store_session_events_each on r. */
+int store_reader_messages_each(struct store_reader *r, const char *session,
+                               store_message_cb *cb, void *ctx);
+int store_reader_session_events_each(struct store_reader *r, const char *session,
+                                     store_chunk_cb *cb, void *ctx);
 /* The turn's chunks that hold events at or after seq, in order, until cb stops
  * the walk. */
 int store_turn_events_each(struct store *st, const char *turn, uint64_t seq,
                            store_chunk_cb *cb, void *ctx);
 
-/* A connection of its own that reads a session's messages, for a thread other
- * than the loop (the request builder's): it sees what the writer committed, as
- * the loop's reads do. One thread at a time may use it. Returns NULL when it
- * cannot be opened (said on stderr). */
-struct store_reader;
-struct store_reader *store_reader_open(const struct store *st);
-void store_reader_close(struct store_reader *r); /* accepts NULL */
-/* store_messages_each on r. */
-int store_reader_messages_each(struct store_reader *r, const char *session,
-                               store_message_cb *cb, void *ctx);
 /* Whether the turn is known: 1, 0 when unknown, -1 on a database error. */
 int store_turn_exists(struct store *st, const char *turn);
 

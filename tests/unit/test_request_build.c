@@ -1,7 +1,7 @@
 /* The request builder (src/turnd/request_build.c): jobs built on its thread in
  * the order handed over, each handed back on the loop to its owner unless the
- * owner forgot it; every input and body is freed once (the suite runs under
- * ASan too). */
+ * owner forgot it, and at the latest when the builder stops; every input and
+ * body is freed once (the suite runs under ASan too). */
 #include "turnd/request_build.h"
 
 #include <event2/event.h>
@@ -92,35 +92,6 @@ static void cfg_release_hold(struct build_cfg *cfg) {
 }
 
 /* A builder on a loop of its own, over a build_cfg. */
-struct rig {
-  struct event_base *base;
-  struct build_cfg cfg;
-  struct request_builder *b;
-};
-
-/* Each test's rig: the builder with every build held until the test opens the
- * gate. The teardown opens both gates first, so that a test that failed half
- * way still lets the thread finish and be joined. */
-static int rig_setup(void **state) {
-  struct rig *r = calloc(1, sizeof *r);
-  if (r == NULL || (r->base = event_base_new()) == NULL) return -1;
-  cfg_init(&r->cfg, false);
-  r->b = request_builder_new(r->base, echo_build, &r->cfg);
-  *state = r;
-  return r->b != NULL ? 0 : -1;
-}
-
-static int rig_teardown(void **state) {
-  struct rig *r = *state;
-  cfg_open(&r->cfg);
-  cfg_release_hold(&r->cfg);
-  request_builder_free(r->b);
-  cfg_fini(&r->cfg);
-  event_base_free(r->base);
-  free(r);
-  return 0;
-}
-
 /* A job's owner: what it was handed back, and what to do then. */
 struct owner {
   int calls;
@@ -130,6 +101,42 @@ struct owner {
   int *order;                /* where the call's place goes */
   int *next_place;
 };
+
+struct rig {
+  struct event_base *base;
+  struct build_cfg cfg;
+  struct request_builder *b;
+  /* The jobs' owners and where each came back: here rather than on a test's
+   * stack, as a failed test's jobs come back in the teardown. */
+  struct owner o[4];
+  int order[4];
+  int place;
+};
+
+/* Each test's rig: the builder with every build held until the test opens the
+ * gate. The teardown opens both gates first, so that a test that failed half
+ * way still lets the thread finish and be joined. */
+static int rig_setup(void **state) {
+  struct rig *r = calloc(1, sizeof *r);
+  if (r == NULL || (r->base = event_base_new()) == NULL) return -1;
+  cfg_init(&r->cfg, false);
+  r->b = request_builder_new(r->base, &r->cfg);
+  *state = r;
+  return r->b != NULL ? 0 : -1;
+}
+
+static int rig_teardown(void **state) {
+  struct rig *r = *state;
+  cfg_open(&r->cfg);
+  cfg_release_hold(&r->cfg);
+  request_builder_free(r->b);
+  for (int i = 0; i < 4; i++)
+    free(r->o[i].body);
+  cfg_fini(&r->cfg);
+  event_base_free(r->base);
+  free(r);
+  return 0;
+}
 
 static void on_done(void *arg, char *body) {
   struct owner *o = arg;
@@ -154,19 +161,20 @@ static void loop_until(struct event_base *base, struct owner *owners, size_t n,
 
 static void test_jobs_come_back_in_order_unless_forgotten(void **state) {
   struct rig *r = *state;
-  int place = 0, order[3] = {-1, -1, -1};
-  struct owner o[3];
-  memset(o, 0, sizeof o);
+  struct owner *o = r->o;
+  int *order = r->order;
   for (int i = 0; i < 3; i++) {
+    order[i] = -1;
     o[i].order = &order[i];
-    o[i].next_place = &place;
+    o[i].next_place = &r->place;
   }
   char input[16] = "s1"; /* copied: changing it after does not reach the build */
-  assert_non_null(request_builder_submit(r->b, input, on_done, &o[0]));
+  assert_non_null(request_builder_submit(r->b, echo_build, input, on_done, &o[0]));
   input[1] = '9';
-  struct request_job *second = request_builder_submit(r->b, "s2", on_done, &o[1]);
+  struct request_job *second =
+      request_builder_submit(r->b, echo_build, "s2", on_done, &o[1]);
   assert_non_null(second);
-  assert_non_null(request_builder_submit(r->b, "!", on_done, &o[2]));
+  assert_non_null(request_builder_submit(r->b, echo_build, "!", on_done, &o[2]));
   request_job_forget(second); /* before it was even built */
   cfg_open(&r->cfg);
   loop_until(r->base, o, 3, 2);
@@ -179,7 +187,6 @@ static void test_jobs_come_back_in_order_unless_forgotten(void **state) {
   assert_int_equal(o[2].calls, 1);
   assert_true(o[2].got_null); /* a build that fails says so */
   assert_true(order[0] < order[2]);
-  free(o[0].body);
 }
 
 /* An owner handed back its body may forget a job built in the same batch (one
@@ -187,12 +194,11 @@ static void test_jobs_come_back_in_order_unless_forgotten(void **state) {
 static void test_a_job_forgotten_by_another_owner_is_not_handed_back(void **state) {
   struct rig *r = *state;
   cfg_open(&r->cfg);
-  struct owner o[3];
-  memset(o, 0, sizeof o);
-  assert_non_null(request_builder_submit(r->b, "x", on_done, &o[0]));
-  o[0].other = request_builder_submit(r->b, "y", on_done, &o[1]);
+  struct owner *o = r->o;
+  assert_non_null(request_builder_submit(r->b, echo_build, "x", on_done, &o[0]));
+  o[0].other = request_builder_submit(r->b, echo_build, "y", on_done, &o[1]);
   assert_non_null(o[0].other);
-  assert_non_null(request_builder_submit(r->b, "hold", on_done, &o[2]));
+  assert_non_null(request_builder_submit(r->b, echo_build, "hold", on_done, &o[2]));
   /* "hold" has begun: x and y are built and wait for the loop, one batch */
   cfg_await_count(&r->cfg, &r->cfg.started, 3);
   loop_until(r->base, o, 3, 1);
@@ -201,27 +207,37 @@ static void test_a_job_forgotten_by_another_owner_is_not_handed_back(void **stat
   assert_string_equal(o[0].body, "built:x");
   assert_int_equal(o[1].calls, 0);
   assert_int_equal(o[2].calls, 0);
-  free(o[0].body);
   cfg_release_hold(&r->cfg);
+  request_builder_free(r->b); /* stopping hands "hold" back, built */
+  r->b = NULL;
+  assert_int_equal(o[2].calls, 1);
+  assert_string_equal(o[2].body, "built:hold");
 }
 
-/* Stopping frees every job, whatever it is at (built and not handed back,
- * being built, waiting), and tells no owner. */
-static void test_stopping_frees_what_is_left(void **state) {
+/* Stopping hands every job not forgotten back at once, whatever it is at: the
+ * built ones with their body, the one being built once it is, the waiting ones
+ * with NULL (or built, if the thread took them first); no owner waits for ever. */
+static void test_stopping_hands_every_job_back(void **state) {
   struct rig *r = *state;
   cfg_open(&r->cfg);
-  struct owner o[3];
-  memset(o, 0, sizeof o);
-  assert_non_null(request_builder_submit(r->b, "a", on_done, &o[0]));
-  assert_non_null(request_builder_submit(r->b, "hold", on_done, &o[1]));
-  assert_non_null(request_builder_submit(r->b, "c", on_done, &o[2]));
+  struct owner *o = r->o;
+  assert_non_null(request_builder_submit(r->b, echo_build, "a", on_done, &o[0]));
+  assert_non_null(request_builder_submit(r->b, echo_build, "hold", on_done, &o[1]));
+  assert_non_null(request_builder_submit(r->b, echo_build, "c", on_done, &o[2]));
+  struct request_job *gone =
+      request_builder_submit(r->b, echo_build, "d", on_done, &o[3]);
+  assert_non_null(gone);
+  request_job_forget(gone);
   cfg_await_count(&r->cfg, &r->cfg.started, 2); /* a built; "hold" begun; c waits */
   cfg_release_hold(&r->cfg);
   request_builder_free(r->b);
-  r->b = NULL; /* the teardown frees the rest */
-  event_base_loop(r->base, EVLOOP_NONBLOCK);
+  r->b = NULL; /* the teardown would free it again */
   for (int i = 0; i < 3; i++)
-    assert_int_equal(o[i].calls, 0);
+    assert_int_equal(o[i].calls, 1);
+  assert_int_equal(o[3].calls, 0);
+  assert_string_equal(o[0].body, "built:a");
+  assert_string_equal(o[1].body, "built:hold");
+  assert_true(o[2].got_null || strcmp(o[2].body, "built:c") == 0);
 }
 
 int main(void) {
@@ -231,7 +247,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           test_a_job_forgotten_by_another_owner_is_not_handed_back, rig_setup,
           rig_teardown),
-      cmocka_unit_test_setup_teardown(test_stopping_frees_what_is_left, rig_setup,
+      cmocka_unit_test_setup_teardown(test_stopping_hands_every_job_back, rig_setup,
                                       rig_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
