@@ -71,20 +71,18 @@ static int feed_message(void *ctx, uint64_t n, const char *turn, uint64_t at_ms,
 }
 
 /* request_build_fn, on the builder's thread: the session's blocks, "[...]",
- * from what the store has committed. That is everything any reader has been
- * shown, since readers see committed events only, with their messages (a
- * message is queued before the events that follow it). */
+ * from one snapshot of what the store has committed. That is everything any
+ * reader has been shown, since readers see committed events only, with their
+ * messages (a message is queued before the events that follow it). */
 static char *history_blocks_text(const void *cfg, const char *session_id) {
   const struct turnd *d = cfg;
   struct history *h = history_new();
   turn_buf doc;
   turn_buf_init(&doc, SIZE_MAX, NULL);
-  bool ok =
-      h != NULL &&
-      store_reader_session_events_each(d->request_reader, session_id, feed_events, h) ==
-          0 &&
-      store_reader_messages_each(d->request_reader, session_id, feed_message, h) == 0 &&
-      history_blocks(h, &doc) == 0 && turn_buf_append(&doc, "", 1) == 0; /* its NUL */
+  bool ok = h != NULL &&
+            store_reader_history_each(d->request_reader, session_id, feed_events,
+                                      feed_message, h) == 0 &&
+            history_blocks(h, &doc) == 0 && turn_buf_append(&doc, "", 1) == 0; /* NUL */
   history_free(h);
   if (!ok) {
     turn_buf_fini(&doc);
@@ -96,14 +94,23 @@ static char *history_blocks_text(const void *cfg, const char *session_id) {
 /* A GET waiting for its blocks: its request and the session part, which is
  * taken when the GET comes (the in-memory session is the loop's). */
 struct history_get {
+  struct turnd *d;
   struct evhttp_request *req;
   char *head; /* {"session":{...}} */
 };
 
 /* The blocks are built: the answer goes. Should the client have gone, libevent
- * only frees the request. */
+ * only frees the request. When turnd is stopping (the builder hands back what
+ * it had), no answer: the loop will not write it, and the server frees the
+ * request with its connection. */
 static void on_blocks_built(void *owner, char *blocks) {
   struct history_get *g = owner;
+  if (g->d->stopping) {
+    free(blocks);
+    free(g->head);
+    free(g);
+    return;
+  }
   turn_buf doc;
   turn_buf_init(&doc, SIZE_MAX, NULL);
   /* {"session":{...}} becomes {"session":{...},"blocks":[...]} */
@@ -140,6 +147,7 @@ void route_session_get(struct server *s, struct evhttp_request *req,
     http_error_send(req, HTTP_E_INTERNAL);
     return;
   }
+  g->d = s->d;
   g->req = req;
   if (request_builder_submit(s->d->rb, history_blocks_text, session->id, on_blocks_built,
                              g) == NULL) {

@@ -161,7 +161,8 @@ static int start_builder(struct turnd *d) {
   return 0;
 }
 
-/* Before the HTTP server goes: a history still being built is answered. */
+/* Before the HTTP server goes: a history still being built comes back while
+ * its request still exists (and is dropped, see d->stopping). */
 static void stop_builder(struct turnd *d) {
   request_builder_free(d->rb); /* waits for a build under way */
   d->rb = NULL;
@@ -251,6 +252,7 @@ int main(int argc, char **argv) {
   }
 
   event_base_dispatch(base);
+  d.stopping = true;
 
   event_free(sigterm);
   event_free(sigint);

@@ -496,7 +496,17 @@ int store_reader_messages_each(struct store_reader *r, const char *session,
   return messages_each(r->messages, session, cb, ctx);
 }
 
-int store_reader_session_events_each(struct store_reader *r, const char *session,
-                                     store_chunk_cb *cb, void *ctx) {
-  return session_events_each(r->session_events, session, cb, ctx);
+int store_reader_history_each(struct store_reader *r, const char *session,
+                              store_chunk_cb *chunk_cb, store_message_cb *message_cb,
+                              void *ctx) {
+  /* One read transaction: the writer commits between two statements otherwise,
+   * and a message could come without the events around it. */
+  if (sqlite3_exec(r->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+    say(r->db, "begin a read");
+    return -1;
+  }
+  int rc = session_events_each(r->session_events, session, chunk_cb, ctx);
+  if (rc == 0) rc = messages_each(r->messages, session, message_cb, ctx);
+  sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL); /* a read: nothing to lose */
+  return rc;
 }

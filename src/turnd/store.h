@@ -87,11 +87,14 @@ int store_session_events_each(struct store *st, const char *session, store_chunk
 struct store_reader;
 struct store_reader *store_reader_open(const struct store *st);
 void store_reader_close(struct store_reader *r); /* accepts NULL */
-/* store_messages_each and store_session_events_each on r. */
+/* store_messages_each on r. */
 int store_reader_messages_each(struct store_reader *r, const char *session,
                                store_message_cb *cb, void *ctx);
-int store_reader_session_events_each(struct store_reader *r, const char *session,
-                                     store_chunk_cb *cb, void *ctx);
+/* store_session_events_each, then store_messages_each, on r and from one
+ * snapshot of the store (one read transaction). */
+int store_reader_history_each(struct store_reader *r, const char *session,
+                              store_chunk_cb *chunk_cb, store_message_cb *message_cb,
+                              void *ctx);
 /* The turn's chunks that hold events at or after seq, in order, until cb stops
  * the walk. */
 int store_turn_events_each(struct store *st, const char *turn, uint64_t seq,

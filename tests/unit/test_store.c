@@ -146,8 +146,22 @@ static int collect_message(void *ctx, uint64_t n, const char *turn, uint64_t at_
   return 0;
 }
 
+/* A chunk as a reader read it: "turn@first_seq+n;". */
+static int collect_chunk(void *ctx, const char *turn, uint64_t first_seq, uint64_t n,
+                         uint64_t at_ms, const char *lines, size_t len) {
+  (void)at_ms;
+  (void)lines;
+  (void)len;
+  char *out = ctx;
+  size_t used = strlen(out);
+  snprintf(out + used, 256 - used, "%s@%llu+%llu;", turn, (unsigned long long)first_seq,
+           (unsigned long long)n);
+  return 0;
+}
+
 /* A reader of its own (the request builder's) sees what the writer committed,
- * in order, only that session's, and what is committed after it opened. */
+ * in order, only that session's, and what is committed after it opened; its
+ * history gives the session's chunks, then its messages. */
 static void a_reader_sees_committed_messages(void **state) {
   struct fixture *fx = *state;
   assert_int_equal(store_message_add(fx->st, "s-1", 0, "t-1", 1, "{\"a\":1}"), 0);
@@ -167,6 +181,15 @@ static void a_reader_sees_committed_messages(void **state) {
   seen[0] = '\0';
   assert_int_equal(store_reader_messages_each(r, "s-3", collect_message, seen), 0);
   assert_string_equal(seen, "");
+  /* the history: the session's event chunks, then its messages */
+  static const char line[] = "{\"v\":1}\n";
+  assert_int_equal(store_events_add(fx->st, "t-1", 0, 1, 4, line, sizeof line - 1, NULL),
+                   0);
+  store_sync(fx->st);
+  seen[0] = '\0';
+  assert_int_equal(
+      store_reader_history_each(r, "s-1", collect_chunk, collect_message, seen), 0);
+  assert_string_equal(seen, "t-1@0+1;0:{\"a\":1};1:{\"b\":2};2:{\"c\":3};");
   store_reader_close(r);
 }
 
