@@ -27,14 +27,14 @@ typedef void request_done_fn(void *owner, char *body);
 /* Starts the thread. Returns NULL when it cannot (out of memory, no thread). */
 struct request_builder *request_builder_new(struct event_base *base, const void *cfg);
 /* Stops the thread (after the build under way) and frees every job: each not
- * forgotten goes to its owner first, with NULL if it had not come back yet, so
- * that nobody waits for it; call it while the owners can still take that.
+ * forgotten goes to its owner first, with its body if it was built, else NULL,
+ * so that nobody waits for it; call it while the owners can still take that.
  * Accepts NULL. */
 void request_builder_free(struct request_builder *b);
 
 /* Hands what (borrowed: copied) to the thread to build with build;
  * done(owner, body) follows on the loop. Returns the job, or NULL when out of
- * memory (done never comes). */
+ * memory or the builder is stopping (done never comes). */
 struct request_job *request_builder_submit(struct request_builder *b,
                                            request_build_fn *build, const char *what,
                                            request_done_fn *done, void *owner);
