@@ -17,6 +17,7 @@
 #include <curl/curl.h>
 #include <event2/event.h>
 #include <stdbool.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,10 @@
 /* A key's beginning this long or longer at the very end of a message is taken
  * out too: the provider's message is cut at 300 bytes, which can cut an echoed
  * key in two. A shorter piece is no secret (it is at most the vendor's public
- * prefix, "sk-ant-"), and matching it would eat ordinary words. */
+ * prefix, "sk-ant-"), and matching it would eat ordinary words. For the same
+ * reason a whole key shorter than this (a local server's placeholder, such as
+ * "ollama" or "x") is taken out only where it stands as a word of its own: every
+ * "x" inside other words would make the message unreadable and hide nothing. */
 #define KEY_TAIL_MIN 8
 /* The longest wait a throttled call is retried after, in seconds. Per-minute
  * rate limits, the usual throttle, reset well within it, and someone watching
@@ -113,6 +117,23 @@ static bool is_key_tail(const struct model_call *c, const char *text, size_t len
   return len >= KEY_TAIL_MIN && len < c->key_len && memcmp(text, c->key, len) == 0;
 }
 
+/* Whether text[at] is part of a word, as a key's letters are. */
+static bool is_word_byte(const char *text, size_t len, size_t at) {
+  if (at >= len) return false;
+  unsigned char b = (unsigned char)text[at];
+  return isalnum(b) || b == '-' || b == '_';
+}
+
+/* Whether the key's copy at text[at..) is to be replaced: always, but for a
+ * short key only where no word goes on around it (KEY_TAIL_MIN). */
+static bool is_key_copy(const struct model_call *c, const char *text, size_t len,
+                        size_t at) {
+  if (len - at < c->key_len || memcmp(text + at, c->key, c->key_len) != 0) return false;
+  if (c->key_len >= KEY_TAIL_MIN) return true;
+  return (at == 0 || !is_word_byte(text, len, at - 1)) &&
+         !is_word_byte(text, len, at + c->key_len);
+}
+
 /* text[0..len) with every copy of the call's key replaced by KEY_REDACTED, and
  * a beginning of the key that ends it too (KEY_TAIL_MIN). A server or a proxy
  * may echo the key in its error ("invalid key: sk-..."), and an error's text
@@ -127,7 +148,7 @@ static char *without_key(const struct model_call *c, const char *text, size_t le
   if (out == NULL) return NULL;
   size_t n = 0;
   for (size_t i = 0; i < len;) {
-    if (len - i >= c->key_len && memcmp(text + i, c->key, c->key_len) == 0) {
+    if (is_key_copy(c, text, len, i)) {
       memcpy(out + n, redacted, mark);
       n += mark;
       i += c->key_len;

@@ -6,9 +6,10 @@
  * Failures become the call's last event, MODEL_EV_ERROR, with a message that
  * holds no key and no request bytes: the transfer's (connection refused, cut,
  * stalled), or the provider's own message (its answer to a status other than
- * 2xx, or an error event in the stream), in which every copy of the call's key,
- * and a piece of it cut off at the message's end, is "[key]", since a server or
- * a proxy may echo the key. A 429, 503 or 529 is throttled, with the wait its
+ * 2xx, or an error event in the stream), in which every copy of the call's key
+ * (of a key shorter than 8 bytes, a placeholder, every copy that stands as a word
+ * of its own), and a piece of it cut off at the message's end, is "[key]", since
+ * a server or a proxy may echo the key. A 429, 503 or 529 is throttled, with the wait its
  * retry-after header asks for (its seconds, or its HTTP-date less now) when it
  * has one, unless that is more than 5 minutes: then it is a plain failure whose
  * message says the wait. A throttle that comes after the reply began is a plain

@@ -300,6 +300,20 @@ static void test_provider_long_key(void **state) {
   fake_stop();
 }
 
+/* A short key, as a local server takes for a placeholder, is taken out where it
+ * stands as a word, and left inside other words: a key of "e" must not turn the
+ * message into "Incorr[key]ct API k[key]y ...". */
+static void test_provider_short_key(void **state) {
+  (void)state;
+  char fake_url[64];
+  fake_start("e", fake_url, sizeof fake_url);
+  start_turnd(&turnd, "openai", fake_url, "e");
+  assert_redacted_notice(
+      &turnd, "keyleak with a short key", "e",
+      "Incorrect API key provided: [key]. The key [key] is not valid.");
+  fake_stop();
+}
+
 /* ----------------------------------------------------------- retry-after */
 
 /* retry-after's HTTP-date is read: a date ahead is the wait until it, one in
@@ -346,6 +360,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_provider_key_echo_anthropic, teardown),
       cmocka_unit_test_teardown(test_provider_key_echo_openai, teardown),
       cmocka_unit_test_teardown(test_provider_long_key, teardown),
+      cmocka_unit_test_teardown(test_provider_short_key, teardown),
       cmocka_unit_test_teardown(test_provider_retry_after_forms, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
