@@ -103,7 +103,9 @@ void convo_user_text(struct convo *c, const char *text, uint64_t now_ms) {
 static void grow_block(struct convo *c, enum convo_block kind, turn_str delta,
                        uint64_t now_ms) {
   if (!open_message(c, CONVO_ASSISTANT, now_ms)) return;
-  if (c->block != kind) close_block(c);
+  /* A signature comes at its block's end: thinking after it is the next block,
+   * which has a signature of its own. */
+  if (c->block != kind || c->signature != NULL) close_block(c);
   c->block = kind;
   if (turn_buf_append(&c->text, delta.p, delta.len) != 0) c->lost = true;
 }

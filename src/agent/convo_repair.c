@@ -6,8 +6,10 @@
  * its approval (the reply with the call is there, its result never came), or
  * failed before the model said anything. The next turn's question then follows
  * a user message, or a tool call has no result, and the provider refuses every
- * request of that session from then on. The store keeps what happened; this
- * repairs what is sent. */
+ * request of that session from then on. Some blocks a reply may hold are refused
+ * too: thinking without its signature (cut off by a cancel, or another
+ * provider's reasoning) and text that is only white space. The store keeps what
+ * happened; this repairs what is sent. */
 #include "convo.h"
 
 #include <jansson.h>
@@ -39,6 +41,32 @@ static json_t *blocks_of(json_t *m) {
 static bool is_block(json_t *block, const char *type) {
   const char *t = json_string_value(json_object_get(block, "type"));
   return t != NULL && strcmp(t, type) == 0;
+}
+
+/* Whether s[0..len) holds nothing but white space. */
+static bool is_blank(const char *s, size_t len) {
+  for (size_t i = 0; i < len; i++)
+    if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
+  return true;
+}
+
+/* Whether a provider refuses block in a reply: thinking with no signature (the
+ * API wants the one it gave, and none can be made up) or text of white space
+ * only ("text content blocks must contain non-whitespace text"). */
+static bool refused_in_reply(json_t *block) {
+  if (is_block(block, "thinking")) {
+    json_t *sig = json_object_get(block, "signature");
+    return !json_is_string(sig) || json_string_length(sig) == 0;
+  }
+  json_t *text = json_object_get(block, "text");
+  return is_block(block, "text") && json_is_string(text) &&
+         is_blank(json_string_value(text), json_string_length(text));
+}
+
+/* Leaves out of a reply's blocks those a provider refuses. */
+static void drop_refused(json_t *blocks) {
+  for (size_t i = json_array_size(blocks); i-- > 0;)
+    if (refused_in_reply(json_array_get(blocks, i))) json_array_remove(blocks, i);
 }
 
 /* Whether blocks hold a tool_result for the call id. */
@@ -94,6 +122,14 @@ static json_t *repaired(const char *const *messages, size_t n) {
     const char *role = m != NULL ? role_of(m) : "";
     bool user = strcmp(role, "user") == 0;
     ok = i == n || (blocks != NULL && (user || strcmp(role, "assistant") == 0));
+    if (ok && i < n && !user) drop_refused(blocks);
+    if (ok && i < n && !user && json_array_size(blocks) == 0) {
+      /* Nothing of it can be sent: as if it were not there, so that its
+       * neighbours join (and the reply before it still gets its results). */
+      json_decref(blocks);
+      json_decref(m);
+      continue;
+    }
     if (ok && reply != NULL && !user) {
       /* A reply's calls need their results before anything else but a user
        * message, which takes them at its front. */

@@ -5,7 +5,8 @@
  * the formats is here, so it is tested without a network.
  *
  * The conversation handed in is convo.h's: Anthropic-shaped messages, one
- * compact JSON object each. */
+ * compact JSON object each, as convo_repair leaves them (roles alternating,
+ * every call answered, no block a provider refuses). */
 #ifndef TURND_AGENT_PROVIDER_H
 #define TURND_AGENT_PROVIDER_H
 

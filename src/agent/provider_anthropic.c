@@ -432,23 +432,6 @@ void anthropic_stream_finish(struct provider_stream *s) {
 
 /* ------------------------------------------------------- the request body */
 
-/* Drops the thinking blocks of msg that carry no signature: the API refuses such a
- * block ("signature: Field required") and we could not make one up. Returns
- * false when that leaves a message that had content with none. */
-static bool drop_unsigned_thinking(json_t *msg) {
-  json_t *content = json_object_get(msg, "content");
-  if (!json_is_array(content) || json_array_size(content) == 0) return true;
-  for (size_t i = json_array_size(content); i-- > 0;) {
-    const json_t *block = json_array_get(content, i);
-    const json_t *type = get_string(block, "type");
-    const json_t *sig = get_string(block, "signature");
-    if (type != NULL && strcmp(json_string_value(type), "thinking") == 0 &&
-        (sig == NULL || json_string_length(sig) == 0))
-      json_array_remove(content, i);
-  }
-  return json_array_size(content) > 0;
-}
-
 /* Appends the parsed messages; false when one is not a JSON object or memory ran
  * out. */
 static bool add_messages(json_t *messages, const struct provider_request *req) {
@@ -459,10 +442,6 @@ static bool add_messages(json_t *messages, const struct provider_request *req) {
     if (!json_is_object(msg)) {
       json_decref(msg);
       return false;
-    }
-    if (!drop_unsigned_thinking(msg)) {
-      json_decref(msg); /* an empty message is refused too */
-      continue;
     }
     if (json_array_append_new(messages, msg) != 0) return false;
   }

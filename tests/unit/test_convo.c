@@ -117,6 +117,29 @@ static void test_convo_reasoning_then_text_are_separate_blocks_in_order(void **s
   expect_no_message(c);
 }
 
+/* Two thinking blocks in a row, each signed: the signature ends its block, so
+ * they stay two, each with its own signature (joined, the API refuses both). */
+static void test_convo_signed_thinking_blocks_stay_apart(void **state) {
+  struct convo *c = *state;
+  convo_thinking(c, s("first "), T0);
+  convo_thinking(c, s("thought"), T0 + 1);
+  convo_signature(c, s("SIG"));
+  convo_signature(c, s("A"));
+  convo_thinking(c, s("second thought"), T0 + 2);
+  convo_signature(c, s("SIGB"));
+  convo_text(c, s("Done."), T0 + 3);
+  convo_finish(c);
+  expect_message(c,
+                 "{\"role\":\"assistant\",\"content\":["
+                 "{\"type\":\"thinking\",\"thinking\":\"first thought\","
+                 "\"signature\":\"SIGA\"},"
+                 "{\"type\":\"thinking\",\"thinking\":\"second thought\","
+                 "\"signature\":\"SIGB\"},"
+                 "{\"type\":\"text\",\"text\":\"Done.\"}]}",
+                 T0);
+  expect_no_message(c);
+}
+
 static void test_convo_tool_use_carries_its_input_object(void **state) {
   struct convo *c = *state;
   convo_text(c, s("Switching it on."), T0);
@@ -416,6 +439,57 @@ static void test_convo_repair_answers_calls_left_open(void **state) {
                                                   "u3") "]}]");
 }
 
+/* A reply's blocks that a provider refuses are left out: thinking with no
+ * signature (or an empty one) and text of white space only; a user's text is
+ * kept as it is. */
+static void test_convo_repair_drops_blocks_a_provider_refuses(void **state) {
+  (void)state;
+  const char *given[] = {"{\"role\":\"user\",\"content\":["
+                         "{\"type\":\"text\",\"text\":\" \"},"
+                         "{\"type\":\"text\",\"text\":\"hi\"}]}",
+                         "{\"role\":\"assistant\",\"content\":["
+                         "{\"type\":\"thinking\",\"thinking\":\"a\"},"
+                         "{\"type\":\"text\",\"text\":\"\\n\\n\"},"
+                         "{\"type\":\"thinking\",\"thinking\":\"b\",\"signature\":\"S\"},"
+                         "{\"type\":\"text\",\"text\":\"Hello.\"},"
+                         "{\"type\":\"thinking\",\"thinking\":\"c\",\"signature\":\"\"},"
+                         "{\"type\":\"text\",\"text\":\" \\t\\r\\n\"}]}"};
+  expect_repair(given, 2,
+                "[{\"role\":\"user\",\"content\":["
+                "{\"type\":\"text\",\"text\":\" \"},"
+                "{\"type\":\"text\",\"text\":\"hi\"}]},"
+                "{\"role\":\"assistant\",\"content\":["
+                "{\"type\":\"thinking\",\"thinking\":\"b\",\"signature\":\"S\"},"
+                "{\"type\":\"text\",\"text\":\"Hello.\"}]}]");
+}
+
+/* A turn cancelled while the model thought, before the signature came: its
+ * reply holds nothing a provider takes, so it goes, and the questions around it
+ * join (two user messages in a row are refused). A reply that went blank after
+ * one with calls still lets those calls get their results. */
+static void test_convo_repair_drops_a_reply_left_empty(void **state) {
+  (void)state;
+  const char *cancelled[] = {USER("think"),
+                             "{\"role\":\"assistant\",\"content\":[{\"type\":"
+                             "\"thinking\",\"thinking\":\"hm\"}]}",
+                             USER("next")};
+  expect_repair(cancelled, 3,
+                "[{\"role\":\"user\",\"content\":["
+                "{\"type\":\"text\",\"text\":\"think\"},"
+                "{\"type\":\"text\",\"text\":\"next\"}]}]");
+  const char *after_calls[] = {
+      USER("hi"), "{\"role\":\"assistant\",\"content\":[" CALL("u1") "]}",
+      "{\"role\":\"assistant\",\"content\":\"  \"}", USER("again")};
+  expect_repair(
+      after_calls, 4,
+      "[" USER("hi") ","
+                     "{\"role\":\"assistant\",\"content\":[" CALL(
+                         "u1") "]},"
+                               "{\"role\":\"user\",\"content\":[" MISSING(
+                                   "u1") ","
+                                         "{\"type\":\"text\",\"text\":\"again\"}]}]");
+}
+
 /* What is not a conversation's message leaves the messages as they were. */
 static void test_convo_repair_refuses_what_it_cannot_read(void **state) {
   (void)state;
@@ -440,6 +514,7 @@ int main(void) {
       TEST(test_convo_user_message),
       TEST(test_convo_text_deltas_become_one_block),
       TEST(test_convo_reasoning_then_text_are_separate_blocks_in_order),
+      TEST(test_convo_signed_thinking_blocks_stay_apart),
       TEST(test_convo_tool_use_carries_its_input_object),
       TEST(test_convo_tool_use_input_not_json_becomes_empty_object),
       TEST(test_convo_tool_results_batch_into_one_user_message),
@@ -453,6 +528,8 @@ int main(void) {
       cmocka_unit_test(test_convo_repair_leaves_a_whole_conversation),
       cmocka_unit_test(test_convo_repair_joins_neighbouring_user_messages),
       cmocka_unit_test(test_convo_repair_answers_calls_left_open),
+      cmocka_unit_test(test_convo_repair_drops_blocks_a_provider_refuses),
+      cmocka_unit_test(test_convo_repair_drops_a_reply_left_empty),
       cmocka_unit_test(test_convo_repair_refuses_what_it_cannot_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

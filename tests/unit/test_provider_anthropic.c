@@ -670,30 +670,6 @@ static void test_provider_anthropic_body_without_system_or_tools(void **state) {
   free(body);
 }
 
-/* The API refuses a thinking block without its signature, which one that did
- * not come from Anthropic (the script model's, another provider's reasoning)
- * lacks, so such blocks are left out, and a message left empty with them. */
-static void test_provider_anthropic_body_drops_unsigned_thinking(void **state) {
-  (void)state;
-  const char *messages[] = {
-      "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}",
-      "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"a\"},"
-      "{\"type\":\"text\",\"text\":\"Hello.\"},"
-      "{\"type\":\"thinking\",\"thinking\":\"b\",\"signature\":\"\"}]}",
-      "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"c\"}]}",
-      "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"and?\"}]}",
-  };
-  struct provider_request req = {"m", NULL, messages, 4, NULL, 0, 64};
-  char *body = provider_anthropic_body(&req);
-  expect_json(
-      body, "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true,\"messages\":["
-            "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]},"
-            "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":"
-            "\"Hello.\"}]},"
-            "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"and?\"}]}]}");
-  free(body);
-}
-
 static void test_provider_anthropic_body_refuses_bad_json(void **state) {
   (void)state;
   const char *bad[] = {"{\"role\":\"user\",", "[]", "\"text\"", ""};
@@ -823,7 +799,6 @@ int main(void) {
       cmocka_unit_test(test_provider_anthropic_free_mid_stream),
       cmocka_unit_test(test_provider_anthropic_body_full_request),
       cmocka_unit_test(test_provider_anthropic_body_without_system_or_tools),
-      cmocka_unit_test(test_provider_anthropic_body_drops_unsigned_thinking),
       cmocka_unit_test(test_provider_anthropic_body_refuses_bad_json),
       cmocka_unit_test(test_provider_error_message_shapes),
       cmocka_unit_test(test_provider_error_message_without_one_names_the_status),
