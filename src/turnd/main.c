@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 
 /* SIGTERM, SIGINT: running turns end as interrupted, and the loop runs a moment
@@ -171,6 +172,10 @@ static void stop_builder(struct turnd *d) {
 }
 
 int main(int argc, char **argv) {
+  /* The tools turnd starts run as its user, who may read the memory of (and
+   * trace) a process of theirs only while it is dumpable: turnd holds the
+   * provider's key and the owner's credentials, and dumps no core either. */
+  prctl(PR_SET_DUMPABLE, 0);
   if (argc > 1 && admin_is_command(argv[1])) return admin_main(argc - 1, argv + 1);
   struct options opt;
   char err[256];
@@ -208,7 +213,9 @@ int main(int argc, char **argv) {
     event_base_free(base);
     return 1;
   }
-  if (model_config_load(&d.model, &opt) != 0) {
+  int loaded = model_config_load(&d.model, &opt);
+  model_config_forget_keys();
+  if (loaded != 0) {
     free_tools(&d);
     event_base_free(base);
     return 1;

@@ -94,6 +94,17 @@ int model_config_load(struct model_config *m, const struct options *o) {
   return 0;
 }
 
+void model_config_forget_keys(void) {
+  static const char *const names[] = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char *v = getenv(names[i]);
+    /* In place: /proc/PID/environ shows the bytes turnd started with, wherever
+     * the variable's entry now points. */
+    if (v != NULL) credential_wipe(v, strlen(v));
+    unsetenv(names[i]);
+  }
+}
+
 void model_config_free(struct model_config *m) {
   free(m->url);
   if (m->api_key != NULL) {

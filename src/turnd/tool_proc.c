@@ -32,7 +32,8 @@
  * group killed at once); KILLED has sent SIGKILL to the group. START_FAILED and
  * EXITED have no program (pid -1). GONE has no owner: only destroy() may touch
  * it. */
-#define _GNU_SOURCE /* pipe2, pidfd_open, posix_spawn_file_actions_add*_np */
+#define _GNU_SOURCE    /* pipe2, pidfd_open, POSIX_SPAWN_SETSID, \
+                          posix_spawn_file_actions_add*_np */
 
 #include "tool_proc.h"
 
@@ -606,9 +607,11 @@ static int spawn(struct tool_proc *p, int child_in, int child_out, pid_t *pid) {
   sigset_t all, none;
   sigfillset(&all); /* turnd ignores SIGPIPE; a tool should not inherit that */
   sigemptyset(&none);
-  short flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+  /* A session of its own, so a group of its own too (its id is the pid), and no
+   * controlling terminal: the owner's terminal, if turnd has one, is not the
+   * tool's to write to (its output goes through turnd, which cleans it). */
+  short flags = POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
   if (rv == 0) rv = posix_spawnattr_setflags(&at, flags);
-  if (rv == 0) rv = posix_spawnattr_setpgroup(&at, 0); /* a group of its own */
   if (rv == 0) rv = posix_spawnattr_setsigdefault(&at, &all);
   if (rv == 0) rv = posix_spawnattr_setsigmask(&at, &none);
   if (rv == 0) rv = posix_spawn_file_actions_addchdir_np(&fa, p->tool->cwd);

@@ -7,9 +7,10 @@
  * or crash before its result, running past its timeout) ends the call with a
  * failure that says so; turnd carries on.
  *
- * The program runs as tool->argv (execv, no shell) in tool->cwd, in a process
- * group of its own (which tool_proc_kill and the timeout kill whole, and which
- * does not outlive the call), with stderr on /dev/null, no other inherited file
+ * The program runs as tool->argv (execv, no shell) in tool->cwd, in a session and
+ * so a process group of its own (which tool_proc_kill and the timeout kill whole,
+ * and which does not outlive the call) with no controlling terminal, with stderr
+ * on /dev/null, no other inherited file
  * descriptor, default signal dispositions, an empty signal mask, and only
  *   PATH=/usr/local/bin:/usr/bin:/bin  HOME=<cwd>  LANG=C.UTF-8
  * in its environment: turnd's own environment holds provider keys, which a tool

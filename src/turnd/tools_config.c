@@ -183,13 +183,11 @@ static int get_schema(struct load *l, json_t *j, struct tool_config *t) {
 
 static int get_tier(struct load *l, json_t *j, struct tool_config *t) {
   json_t *v = json_object_get(j, "tier");
-  if (v == NULL) return fail(l, "tier", "is missing (0, 1, 2 or null)");
-  if (json_is_null(v)) {
-    t->tier = -1;
-    return 0;
-  }
+  if (v == NULL) return fail(l, "tier", "is missing (0, 1 or 2)");
+  /* Not null either, though an event may say so: only a tier-2 call is put to
+   * the owner, so a tool of no known tier would act unasked. */
   json_int_t tier = json_is_integer(v) ? json_integer_value(v) : -1;
-  if (tier < 0 || tier > 2) return fail(l, "tier", "must be 0, 1, 2 or null");
+  if (tier < 0 || tier > 2) return fail(l, "tier", "must be 0, 1 or 2");
   t->tier = (int)tier;
   return 0;
 }

@@ -21,7 +21,7 @@ struct tool_config {
   char *input_schema; /* compact JSON, an object that schema_check() accepts,
                          with "type": "object" at its root */
   char *effect;       /* not empty; "read" when the file does not say */
-  int tier;           /* 0, 1 or 2; -1 for "tier": null */
+  int tier;           /* 0, 1 or 2 */
   /* NULL-terminated, at least one element. argv[0] is an absolute path to an
    * executable regular file (a relative exec[0] was resolved against cwd when
    * loaded); the other elements are the file's exec[1..], as they are. */
@@ -40,12 +40,12 @@ struct tools_config {
  *   {"tools": [{"name", "description", "input_schema", "tier", "effect"?,
  *               "exec", "cwd"?, "timeout_s"?}, ...]}
  * at most TOOLS_CONFIG_FILE_MAX bytes of JSON; any other key, at either level, is
- * refused. "tier" must be present (0, 1, 2 or null: a tool's tier decides whether
- * the owner is asked, so it is never guessed); "effect" defaults to "read";
- * "cwd" defaults to the file's own folder, and a relative one is taken from there;
- * "exec" is [argv0, args...] with argv0 absolute or relative to cwd, which must
- * be an executable regular file now; "timeout_s" is an integer from 1 to 3600,
- * default 30. An empty "tools" list is allowed.
+ * refused. "tier" must be present (0, 1 or 2: a tool's tier decides whether the
+ * owner is asked, so it is never guessed, and null is refused); "effect" defaults to
+ * "read"; "cwd" defaults to the file's own folder, and a relative one is taken from
+ * there; "exec" is [argv0, args...] with argv0 absolute or relative to cwd, which must be
+ * an executable regular file now; "timeout_s" is an integer from 1 to 3600, default 30.
+ * An empty "tools" list is allowed.
  *
  * Returns 0 with *c filled (free it with tools_config_free), or -1 with *c
  * untouched and a reason in err[0..cap) (NUL-terminated when cap > 0) such as

@@ -398,7 +398,7 @@ static void test_tool_proc_last_line_without_newline(void **state) {
   recorder_free(r);
 }
 
-/* The environment, folder, fds, stderr, group and signals of tool_proc.h. The
+/* The environment, folder, fds, stderr, group, session and signals of tool_proc.h. The
  * test ignores SIGPIPE, as turnd does, and holds fd 100 open without
  * close-on-exec; neither may reach the tool. */
 static void test_tool_proc_clean_child(void **state) {
@@ -421,7 +421,7 @@ static void test_tool_proc_clean_child(void **state) {
   /* VARS: PATH, HOME and LANG, and PWD, which the shell sets for itself. */
   static const char want[] =
       "PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 VARS=4 PWD=/tmp "
-      "FD100=closed STDERR=/dev/null GROUP=own SIGIGN=";
+      "FD100=closed STDERR=/dev/null GROUP=own SESSION=own SIGIGN=";
   const char *got = r->ev[0].summary;
   if (strncmp(got, want, sizeof want - 1) != 0) fail_msg("got \"%s\"", got);
   /* No standard signal ignored (SIGPIPE is 13). posix_spawn leaves glibc's two

@@ -150,7 +150,7 @@ static void test_tools_config_every_field(void **state) {
   expect_ok(
       fx, &c,
       TOOLS(TOOL(BASIC) ", " TOOL(
-          "\"name\": \"Lamp_set-2\", " DESC ", " INPUT ", \"tier\": null, "
+          "\"name\": \"Lamp_set-2\", " DESC ", " INPUT ", \"tier\": 0, "
           "\"effect\": \"physical\", \"exec\": [\"inner.sh\"], "
           "\"cwd\": \"sub\", \"timeout_s\": 3600") ", " TOOL("\"name\": \"t2\", " DESC
                                                              ", " INPUT ", \"tier\": 2, "
@@ -195,7 +195,7 @@ static void test_tools_config_every_field(void **state) {
   char path[PATH_MAX + 32];
   const struct tool_config *lamp = &c.tools[1];
   assert_string_equal(lamp->name, "Lamp_set-2");
-  assert_int_equal(lamp->tier, -1);
+  assert_int_equal(lamp->tier, 0);
   assert_string_equal(lamp->effect, "physical");
   snprintf(path, sizeof path, "%s/sub", fx->real);
   assert_string_equal(lamp->cwd, path); /* relative to the file's folder */
@@ -435,25 +435,25 @@ static void test_tools_config_input_schema(void **state) {
 static void test_tools_config_tier(void **state) {
   struct fixture *fx = *state;
   struct tools_config c;
-  static const char *const good[] = {"0", "1", "2", "null"};
-  static const int want[] = {0, 1, 2, -1};
+  static const char *const good[] = {"0", "1", "2"};
+  static const int want[] = {0, 1, 2};
   char text[1024];
-  for (size_t i = 0; i < 4; i++) {
+  for (size_t i = 0; i < 3; i++) {
     snprintf(text, sizeof text,
              TOOLS(TOOL(NAME ", " DESC ", " INPUT ", \"tier\": %s, " EXEC)), good[i]);
     expect_ok(fx, &c, text);
     assert_int_equal(c.tools[0].tier, want[i]);
     tools_config_free(&c);
   }
-  static const char *const bad[] = {"3", "-1", "\"1\"", "1.0", "true", "[]"};
+  /* null too: a tool of no known tier could act without the owner being asked. */
+  static const char *const bad[] = {"3", "-1", "\"1\"", "1.0", "true", "[]", "null"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     snprintf(text, sizeof text,
              TOOLS(TOOL(NAME ", " DESC ", " INPUT ", \"tier\": %s, " EXEC)), bad[i]);
-    expect_refused(fx, text, "tools[0] (\"weather\"): tier: must be 0, 1, 2 or null",
-                   NULL);
+    expect_refused(fx, text, "tools[0] (\"weather\"): tier: must be 0, 1 or 2", NULL);
   }
   expect_refused(fx, TOOLS(TOOL(NAME ", " DESC ", " INPUT ", " EXEC)),
-                 "tier: is missing (0, 1, 2 or null)", NULL);
+                 "tier: is missing (0, 1 or 2)", NULL);
 }
 
 static void test_tools_config_effect(void **state) {
