@@ -516,7 +516,15 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
     go_on(out);
     return;
   case MODEL_EV_TOOL_START: {
-    struct agent_call *c = call_add(a, ev->id, ev->name);
+    /* Unique in the turn, as the protocol wants, and of the characters every
+     * provider takes back ([A-Za-z0-9_-]) if the session changes provider. */
+    char made[64];
+    const char *id = ev->id;
+    if (id == NULL || id[0] == '\0') {
+      snprintf(made, sizeof made, "call_%.40s_%zu", a->turn_id, ++a->tools_used);
+      id = made;
+    }
+    struct agent_call *c = call_add(a, id, ev->name);
     if (c == NULL) {
       notice(out, str_of("The model asked for too many tool calls at once."));
       a->stop = TURN_STOP_ERROR;

@@ -135,7 +135,8 @@ struct agent {
   struct agent_call *calls;        /* owned; cap_calls of them, n_calls in use */
   size_t cap_calls;
   size_t n_calls, tool;   /* calls of this reply; the one running */
-  size_t tools_used;      /* across the turn, for ids */
+  size_t tools_used;      /* ids made up so far in the turn (script calls, and an
+                             external model's calls that came without one) */
   size_t approvals_asked; /* across the turn, for request ids "<turn>.a<k>" */
   uint64_t deadline_ms;   /* AGENT_S_APPROVAL: when it times out */
   uint32_t progress_done; /* AGENT_S_PROGRESS: steps reported */

@@ -13,7 +13,8 @@ enum model_event_kind {
   MODEL_EV_REASONING,  /* text[0..len): a piece of its reasoning (thinking) */
   MODEL_EV_SIGNATURE,  /* text[0..len): the reasoning block's signature, which a
                           provider wants back with the block in the next call */
-  MODEL_EV_TOOL_START, /* call `index` begins: id (the provider's) and name */
+  MODEL_EV_TOOL_START, /* call `index` begins: id (the provider's, "" when it gave
+                          none) and name */
   MODEL_EV_TOOL_DELTA, /* text[0..len): a piece of call `index`'s input JSON */
   MODEL_EV_TOOL_END,   /* call `index`'s input is complete: text[0..len) is all
                           of it as received ("" when the model sent none) */

@@ -163,8 +163,8 @@ static void start_call(struct provider_stream *s, struct openai *o, size_t i) {
   struct call *c = &o->calls[i];
   assert(c->state == CALL_PENDING && c->name_len > 0);
   c->ordinal = o->n_started++;
-  /* Some servers send no id; the next request needs one to pair the result. */
-  if (c->id[0] == '\0') snprintf(c->id, sizeof c->id, "call_%zu", c->ordinal);
+  /* Some servers send no id: it stays "", and the agent makes one up that is
+   * unique in the turn (a reply's ordinal would come again in the next reply). */
   struct model_event ev = {
       .kind = MODEL_EV_TOOL_START, .index = c->ordinal, .id = c->id, .name = c->name};
   provider_emit(s, &ev);

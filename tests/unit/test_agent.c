@@ -25,7 +25,7 @@ struct rig {
   turn_order *order; /* every event goes through it, as in turnd */
   char log[8192];    /* the event types so far, space-separated */
   char last_text[256];
-  char messages[4][1024];
+  char messages[8][1024];
   size_t n_messages;
   uint64_t await_ms; /* the wait of the last AGENT_AWAIT_MODEL */
   char ran[256];     /* the last AGENT_RUN_TOOL: the tool and its input */
@@ -56,7 +56,7 @@ static void log_word(struct rig *r, const char *word) {
 static void take_messages(struct rig *r) {
   struct convo_message m;
   while (agent_take_message(&r->a, &m)) {
-    assert_true(r->n_messages < 4);
+    assert_true(r->n_messages < 8);
     snprintf(r->messages[r->n_messages++], sizeof r->messages[0], "%s", m.json);
     free(m.json);
   }
@@ -222,6 +222,38 @@ static void tool_calls_run_and_the_model_is_called_again(void **state) {
   assert_non_null(strstr(r.messages[2], "\"is_error\":true"));
   feed(&r, stop_ev(MODEL_STOP_END_TURN));
   assert_int_equal(pump(&r), AGENT_END);
+  rig_fini(&r);
+}
+
+/* A server that sends no call ids (some OpenAI-compatible ones): each call gets
+ * one made up, unique in the turn though every reply numbers its calls from 0,
+ * and made of what every provider takes back. The rig's order check refuses an
+ * id used twice. */
+static void calls_without_ids_get_ids_unique_in_the_turn(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  for (int reply = 0; reply < 2; reply++) {
+    feed(&r, (struct model_event){
+                 .kind = MODEL_EV_TOOL_START, .index = 0, .id = "", .name = "clock"});
+    pump(&r);
+    feed(&r, (struct model_event){
+                 .kind = MODEL_EV_TOOL_END, .index = 0, .text = "{}", .len = 2});
+    pump(&r);
+    feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+    assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  }
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] tool_use tool_input tool_result [call] "
+                             "tool_use tool_input tool_result [call] end ");
+  /* user, then per reply: assistant (the call), user (its result) */
+  assert_int_equal(r.n_messages, 5);
+  assert_non_null(strstr(r.messages[1], "\"id\":\"call_t-1_1\""));
+  assert_non_null(strstr(r.messages[2], "\"tool_use_id\":\"call_t-1_1\""));
+  assert_non_null(strstr(r.messages[3], "\"id\":\"call_t-1_2\""));
+  assert_non_null(strstr(r.messages[4], "\"tool_use_id\":\"call_t-1_2\""));
   rig_fini(&r);
 }
 
@@ -720,6 +752,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(text_reply_ends_the_turn),
       cmocka_unit_test(tool_calls_run_and_the_model_is_called_again),
+      cmocka_unit_test(calls_without_ids_get_ids_unique_in_the_turn),
       cmocka_unit_test(throttle_waits_and_calls_again),
       cmocka_unit_test(endless_throttling_fails_the_turn),
       cmocka_unit_test(failure_says_why_and_ends_with_error),

@@ -309,12 +309,12 @@ static void test_provider_openai_tool_call_variants(void **state) {
                 CHUNK(TOOL(1, "{\"name\":\"clock\"}"), "null") //
                 CHUNK(TOOL(2, "{\"name\":\"ping\"}"), "null")  //
                 CHUNK("{}", "\"stop\"") "data: [DONE]\n\n",
-                "start 0 call_0 lamp_set\n"
+                "start 0  lamp_set\n"
                 "delta 0 {\"on\":\n"
                 "delta 0 true}\n"
                 "start 1 c1 clock\n"
                 "delta 1 {}\n"
-                "start 2 call_2 ping\n"
+                "start 2  ping\n"
                 "end 0 {\"on\":true}\n"
                 "end 1 {}\n"
                 "end 2 \n"
@@ -332,7 +332,7 @@ static void test_provider_openai_tool_call_index_gaps(void **state) {
                       "null")                                              //
                 CHUNK(TOOL(3, "{\"arguments\":\"\\\"UTC\\\"}\"}"), "null") //
                 CHUNK("{}", "\"tool_calls\"") "data: [DONE]\n\n",
-                "start 0 call_0 lamp\n"
+                "start 0  lamp\n"
                 "delta 0 {}\n"
                 "start 1 c3 clock\n"
                 "delta 1 {\"tz\":\n"
@@ -433,7 +433,7 @@ static void test_provider_openai_cut_before_finish(void **state) {
   expect_events(CHUNK("{\"role\":\"assistant\",\"content\":\"Hel\"}", "null")
                     CHUNK(TOOL(0, "{\"name\":\"clock\",\"arguments\":\"{\"}"), "null"),
                 "text Hel\n"
-                "start 0 call_0 clock\n"
+                "start 0  clock\n"
                 "delta 0 {\n"
                 "error the stream ended before a finish_reason\n");
   expect_events(CHUNK("{\"content\":\"Hel\"}", "null") "data: [DONE]\n\n",
@@ -535,7 +535,7 @@ static void test_provider_openai_limits(void **state) {
   free(chunk);
   provider_stream_free(s);
   const char *want = "error the stream sent tool call arguments over 1 MiB\n";
-  const char *begin = "start 0 call_0 clock\ndelta 0 aaaa";
+  const char *begin = "start 0  clock\ndelta 0 aaaa";
   size_t n = e.log.len;
   bool ok = n > strlen(want) + strlen(begin) &&
             memcmp(e.log.data + n - strlen(want), want, strlen(want)) == 0 &&
