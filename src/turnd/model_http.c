@@ -77,6 +77,8 @@ struct model_call {
   bool aborted; /* the owner is gone: no more events; freed when libcurl returns
                    (counted in mh->aborted) */
   char curl_err[CURL_ERROR_SIZE];
+  struct event *stall; /* fires once the server has sent nothing for stall_after */
+  struct timeval stall_after;
 };
 
 /* ------------------------------------------------------------- the calls */
@@ -107,6 +109,7 @@ static void call_free(struct model_call *c) {
   secret_free(c->key);
   sse_free(c->sse);
   provider_stream_free(c->stream);
+  if (c->stall != NULL) event_free(c->stall);
   free(c->body);
   free(c->err_body);
   free(c);
@@ -213,10 +216,16 @@ static bool status_ok(long status) {
   return status >= 200 && status < 300;
 }
 
+/* Bytes came: the stall timer starts over. */
+static void heard_from(struct model_call *c) {
+  evtimer_add(c->stall, &c->stall_after);
+}
+
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg) {
   struct model_call *c = arg;
   size_t len = size * nmemb;
   if (c->aborted) return 0; /* the owner is gone: libcurl stops the transfer */
+  heard_from(c);
   if (c->status == 0) curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
   if (!status_ok(c->status)) {
     /* An error answer: keep its start for the message, drop the rest. */
@@ -273,6 +282,7 @@ static double parse_retry_after(const char *value, size_t len) {
 static size_t on_header(char *buffer, size_t size, size_t nitems, void *arg) {
   struct model_call *c = arg;
   size_t len = size * nitems;
+  heard_from(c);
   static const char name[] = "retry-after:";
   if (len > sizeof name - 1 && strncasecmp(buffer, name, sizeof name - 1) == 0)
     c->retry_after = parse_retry_after(buffer + sizeof name - 1, len - (sizeof name - 1));
@@ -302,9 +312,7 @@ static void refused(struct model_call *c) {
 static void finished(struct model_call *c, CURLcode result) {
   if (c->status == 0) curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
   if (c->over || c->aborted) return;
-  if (result == CURLE_OPERATION_TIMEDOUT) {
-    fail(c, "the model's stream stalled", false, -1);
-  } else if (result != CURLE_OK && c->status == 0) {
+  if (result != CURLE_OK && c->status == 0) {
     char msg[200];
     snprintf(msg, sizeof msg, "cannot reach the model: %s", curl_easy_strerror(result));
     fail(c, msg, false, -1);
@@ -380,6 +388,22 @@ static void drop_aborted(struct model_http *mh) {
     if (c->aborted) call_free(c);
     c = next;
   }
+}
+
+/* The server sent nothing for the call's stall timeout (from its start, or from
+ * its last bytes): the call fails and its transfer ends. libcurl's own low-speed
+ * check is not used: it averages over seconds, so it fired up to 6 s late. */
+static void on_stall(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  struct model_call *c = arg;
+  struct model_http *mh = c->mh;
+  mh->in_curl++; /* as in reap: the owner may abort c, or start a call */
+  fail(c, "the model's stream stalled", false, -1);
+  mh->in_curl--;
+  call_free(c);
+  add_waiting(mh);
+  drop_aborted(mh);
 }
 
 static void act(struct model_http *mh, curl_socket_t fd, int flags) {
@@ -498,6 +522,7 @@ struct model_call *model_call_start(struct model_http *mh,
   c->sse = sse_new(SSE_EVENT_MAX, on_sse_event, c);
   c->stream = provider_stream_new(spec->kind, on_model_event, c);
   c->easy = curl_easy_init();
+  c->stall = evtimer_new(mh->base, on_stall, c);
   struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
   c->headers = h;
   if (h != NULL) h = curl_slist_append(c->headers, "Accept: text/event-stream");
@@ -511,7 +536,7 @@ struct model_call *model_call_start(struct model_http *mh,
   if (h != NULL && spec->kind == PROVIDER_ANTHROPIC)
     h = curl_slist_append(c->headers, "anthropic-version: 2023-06-01");
   if (c->body == NULL || c->sse == NULL || c->stream == NULL || c->easy == NULL ||
-      h == NULL || (keyed && c->key == NULL)) {
+      c->stall == NULL || h == NULL || (keyed && c->key == NULL)) {
     call_free(c);
     return NULL;
   }
@@ -530,8 +555,11 @@ struct model_call *model_call_start(struct model_http *mh,
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
   /* A stream that sends nothing for this long is stalled (providers ping). */
-  curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)spec->stall_timeout_s);
+  c->stall_after = (struct timeval){(time_t)spec->stall_timeout_s, 0};
+  if (evtimer_add(c->stall, &c->stall_after) != 0) {
+    call_free(c);
+    return NULL;
+  }
   if (mh->in_curl > 0) { /* libcurl is busy with us: added when it returns */
     c->waiting = true;
     mh->waiting++;
