@@ -398,9 +398,12 @@ static const char *refusal(struct agent *a, const struct agent_call *c) {
 static void call_failed(struct agent *a, struct agent_action *out, const char *why,
                         size_t len) {
   if (len == SIZE_MAX) len = strlen(why);
+  /* At most 200 bytes of it, cut between characters (the notice is UTF-8). */
+  size_t cut = len > 200 ? 200 : len;
+  while (cut > 0 && cut < len && ((unsigned char)why[cut] & 0xC0) == 0x80)
+    cut--;
   char buf[300];
-  snprintf(buf, sizeof buf, "The model call failed: %.*s", (int)(len > 200 ? 200 : len),
-           why);
+  snprintf(buf, sizeof buf, "The model call failed: %.*s", (int)cut, why);
   notice(out, arena_text(a, buf, strlen(buf)));
   a->stop = TURN_STOP_ERROR;
   a->state = AGENT_S_END;

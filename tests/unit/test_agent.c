@@ -31,6 +31,7 @@ struct rig {
   char ran[256];     /* the last AGENT_RUN_TOOL: the tool and its input */
   char result[64];   /* the last tool_result: "STATUS/APPROVAL" */
   char guard[64];    /* the last guard event's action */
+  char notice[512];  /* the last notice's text */
 };
 
 static void rig_init(struct rig *r) {
@@ -89,9 +90,12 @@ static enum agent_action_kind pump(struct rig *r) {
       if (act.ev.type == TURN_EV_TOOL_PROGRESS)
         snprintf(r->last_text, sizeof r->last_text, "%.*s",
                  (int)act.ev.tool_progress.message.len, act.ev.tool_progress.message.p);
-      if (act.ev.type == TURN_EV_NOTICE)
+      if (act.ev.type == TURN_EV_NOTICE) {
         snprintf(r->last_text, sizeof r->last_text, "%.*s", (int)act.ev.notice.text.len,
                  act.ev.notice.text.p);
+        snprintf(r->notice, sizeof r->notice, "%.*s", (int)act.ev.notice.text.len,
+                 act.ev.notice.text.p);
+      }
       if (act.ev.type == TURN_EV_THROTTLED)
         snprintf(r->last_text, sizeof r->last_text, "%.3f",
                  act.ev.throttled.delay_seconds);
@@ -330,6 +334,26 @@ static void failure_says_why_and_ends_with_error(void **state) {
   /* The cut reply is kept as far as it came. */
   assert_int_equal(r.n_messages, 2);
   assert_non_null(strstr(r.messages[1], "partial"));
+  rig_fini(&r);
+}
+
+/* A long message is cut to 200 bytes between characters, not inside one: the
+ * notice is UTF-8 (the order check above refuses any other). */
+static void long_failure_is_cut_between_characters(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  char why[301];
+  for (int i = 0; i < 100; i++)
+    memcpy(why + 3 * i, "\xe2\x82\xac", 3); /* € */
+  why[300] = '\0';
+  feed(&r, text_ev(MODEL_EV_ERROR, why));
+  assert_int_equal(pump(&r), AGENT_END);
+  /* 198 of the 200 bytes: the 67th character would pass them. */
+  char want[256];
+  snprintf(want, sizeof want, "The model call failed: %.*s", 66 * 3, why);
+  assert_string_equal(r.notice, want);
   rig_fini(&r);
 }
 
@@ -756,6 +780,7 @@ int main(void) {
       cmocka_unit_test(throttle_waits_and_calls_again),
       cmocka_unit_test(endless_throttling_fails_the_turn),
       cmocka_unit_test(failure_says_why_and_ends_with_error),
+      cmocka_unit_test(long_failure_is_cut_between_characters),
       cmocka_unit_test(max_tokens_ends_without_running_calls),
       cmocka_unit_test(cancel_ends_and_late_events_are_refused),
       cmocka_unit_test(tool_end_without_start_fails),
