@@ -88,12 +88,23 @@ static int load_tools(struct turnd *d, const char *spec) {
     return -1;
   }
   memcpy(list, spec, strlen(spec) + 1);
-  bool have_file = false;
-  for (char *save = NULL, *item = strtok_r(list, ",", &save); item != NULL;
-       item = strtok_r(NULL, ",", &save)) {
+  bool have_file = false, have_demo = false;
+  const char *file = NULL;
+  for (char *item = list, *comma; item != NULL; item = comma != NULL ? comma + 1 : NULL) {
+    if ((comma = strchr(item, ',')) != NULL) *comma = '\0';
+    if (item[0] == '\0') {
+      fprintf(stderr, "turnd: --tools has an empty item (it takes demo, a tools file, "
+                      "or demo,FILE)\n");
+      return -1;
+    }
     if (strcmp(item, "demo") == 0) {
-      if (toolset_add_demo(&d->toolset) != 0) {
+      if (have_demo) {
         fprintf(stderr, "turnd: --tools names demo twice\n");
+        return -1;
+      }
+      have_demo = true;
+      if (toolset_add_demo(&d->toolset) != 0) {
+        fprintf(stderr, "turnd: %s: a tool has the name of a demo tool\n", file);
         return -1;
       }
       continue;
@@ -103,6 +114,7 @@ static int load_tools(struct turnd *d, const char *spec) {
       return -1;
     }
     have_file = true;
+    file = item;
     char err[512];
     if (tools_config_load(&d->tools_config, item, err, sizeof err) != 0) {
       fprintf(stderr, "turnd: %s\n", err);

@@ -166,6 +166,24 @@ static void test_daemon_command_line(void **state) {
   assert_int_equal(harness_run(help), 0);
 }
 
+/* A --tools list with an empty item, or demo twice, stops turnd at start-up
+ * (status 1, like a bad tools file) instead of starting it without the tools
+ * the owner meant to give. */
+static void test_daemon_tools_list_with_holes(void **state) {
+  (void)state;
+  char dir[] = "/tmp/turnd-tools-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  static const char *const lists[] = {",", "demo,", ",demo", "demo,,demo", "demo,demo"};
+  for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+    const char *args[] = {"--listen", "127.0.0.1:0", "--data", dir,
+                          "--tools",  lists[i],      NULL};
+    if (harness_run(args) != 1) fail_msg("--tools \"%s\" was not refused", lists[i]);
+  }
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* Review finding: admin commands that opened a new data folder at the same
  * moment raced to create auth.db's tables, and most of them failed. Eight
  * pairings at once on a new folder must all succeed. */
@@ -235,6 +253,7 @@ int main(void) {
       cmocka_unit_test(test_daemon_unknown_routes_and_methods),
       cmocka_unit_test(test_daemon_survives_garbage_on_the_socket),
       cmocka_unit_test(test_daemon_stops_cleanly_on_sigint),
+      cmocka_unit_test(test_daemon_tools_list_with_holes),
       cmocka_unit_test(test_daemon_command_line),
       cmocka_unit_test(test_daemon_makes_its_data_folder),
       cmocka_unit_test(test_daemon_admin_commands_at_once_on_a_new_folder),
