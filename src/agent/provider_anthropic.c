@@ -413,7 +413,12 @@ void anthropic_stream_event(struct provider_stream *s, const char *event,
   json_t *root = json_loadb(data, len, JSON_ALLOW_NUL, &jerr);
   if (!json_is_object(root)) {
     json_decref(root);
-    fail(s, a, "an event's data is not a JSON object");
+    /* Only the events of the API's stream must be JSON: a proxy's keep-alive
+     * (an unnamed "message") or an event type added later is passed over, as
+     * such events are when their data is JSON. */
+    bool known = strcmp(event, "error") == 0 || strcmp(event, "ping") == 0 ||
+                 input_from_name(event) >= 0;
+    if (known) fail(s, a, "an event's data is not a JSON object");
     return;
   }
   /* The data names its own type; the SSE event name is the same where both are

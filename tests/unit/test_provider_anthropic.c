@@ -332,7 +332,8 @@ static void test_provider_anthropic_tool_index_counts_tool_blocks_only(void **st
 }
 
 /* Blocks we cannot hand on are skipped with their deltas, and do not count as
- * calls; ping and event types we do not know are ignored. */
+ * calls; ping and event types we do not know are ignored, with JSON data or not
+ * (a proxy's keep-alive is an unnamed event). */
 static void test_provider_anthropic_other_blocks_and_events_are_skipped(void **state) {
   (void)state;
   expect_decoded_whole(
@@ -347,7 +348,8 @@ static void test_provider_anthropic_other_blocks_and_events_are_skipped(void **s
           TEXT_START(2),
           DELTA(2, "{\"type\":\"citations_delta\",\"citation\":{\"type\":\"x\"}}"),
           TEXT_DELTA(2, "ok"), BLOCK_STOP(2), TOOL_START(3, "toolu_c", "clock"),
-          BLOCK_STOP(3), PING, MESSAGE_DELTA("tool_use", 12), PING, MESSAGE_STOP),
+          BLOCK_STOP(3), PING, "data: keep-alive\n\n", EV("some_other_event", "[1"),
+          MESSAGE_DELTA("tool_use", 12), PING, MESSAGE_STOP),
       "text:ok\n"
       "tool_start 0 toolu_c clock\n"
       "tool_end 0:\n"
