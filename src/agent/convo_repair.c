@@ -8,8 +8,8 @@
  * a user message, or a tool call has no result, and the provider refuses every
  * request of that session from then on. Some blocks a reply may hold are refused
  * too: thinking without its signature (cut off by a cancel, or another
- * provider's reasoning) and text that is only white space. The store keeps what
- * happened; this repairs what is sent. */
+ * provider's reasoning), text that is only white space, and a call's input that
+ * is not an object. The store keeps what happened; this repairs what is sent. */
 #include "convo.h"
 
 #include <jansson.h>
@@ -63,10 +63,18 @@ static bool refused_in_reply(json_t *block) {
          is_blank(json_string_value(text), json_string_length(text));
 }
 
-/* Leaves out of a reply's blocks those a provider refuses. */
+/* Leaves out of a reply's blocks those a provider refuses, and gives a call
+ * whose input is not an object (a model may send null or a list, which the
+ * schema check then refused) an empty one: the API takes only an object. */
 static void drop_refused(json_t *blocks) {
-  for (size_t i = json_array_size(blocks); i-- > 0;)
-    if (refused_in_reply(json_array_get(blocks, i))) json_array_remove(blocks, i);
+  for (size_t i = json_array_size(blocks); i-- > 0;) {
+    json_t *block = json_array_get(blocks, i);
+    if (refused_in_reply(block))
+      json_array_remove(blocks, i);
+    else if (is_block(block, "tool_use") &&
+             !json_is_object(json_object_get(block, "input")))
+      json_object_set_new(block, "input", json_object());
+  }
 }
 
 /* Whether blocks hold a tool_result for the call id. */

@@ -463,6 +463,26 @@ static void test_convo_repair_drops_blocks_a_provider_refuses(void **state) {
                 "{\"type\":\"text\",\"text\":\"Hello.\"}]}]");
 }
 
+/* A call whose input is not an object (the model sent null, or a list) goes
+ * back with an empty object: the API refuses any other input. */
+static void test_convo_repair_gives_calls_an_object_input(void **state) {
+  (void)state;
+  const char *given[] = {
+      USER("hi"),
+      "{\"role\":\"assistant\",\"content\":["
+      "{\"type\":\"tool_use\",\"id\":\"u1\",\"name\":\"lamp\",\"input\":null},"
+      "{\"type\":\"tool_use\",\"id\":\"u2\",\"name\":\"lamp\",\"input\":[1]}]}",
+      "{\"role\":\"user\",\"content\":[" RESULT("u1", "bad", "true") "," RESULT(
+          "u2", "bad", "true") "]}"};
+  expect_repair(
+      given, 3,
+      "[" USER("hi") ",{\"role\":\"assistant\",\"content\":[" CALL("u1") "," CALL(
+          "u2") "]},{\"role\":\"user\",\"content\":[" RESULT("u1", "bad",
+                                                             "true") "," RESULT("u2",
+                                                                                "bad",
+                                                                                "true") "]}]");
+}
+
 /* A turn cancelled while the model thought, before the signature came: its
  * reply holds nothing a provider takes, so it goes, and the questions around it
  * join (two user messages in a row are refused). A reply that went blank after
@@ -530,6 +550,7 @@ int main(void) {
       cmocka_unit_test(test_convo_repair_answers_calls_left_open),
       cmocka_unit_test(test_convo_repair_drops_blocks_a_provider_refuses),
       cmocka_unit_test(test_convo_repair_drops_a_reply_left_empty),
+      cmocka_unit_test(test_convo_repair_gives_calls_an_object_input),
       cmocka_unit_test(test_convo_repair_refuses_what_it_cannot_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
