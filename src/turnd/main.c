@@ -104,7 +104,8 @@ static int load_tools(struct turnd *d, const char *spec) {
       }
       have_demo = true;
       if (toolset_add_demo(&d->toolset) != 0) {
-        fprintf(stderr, "turnd: %s: a tool has the name of a demo tool\n", file);
+        fprintf(stderr, "turnd: %s: a tool has the name of a demo tool\n",
+                file != NULL ? file : "--tools");
         return -1;
       }
       continue;

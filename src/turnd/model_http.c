@@ -17,7 +17,6 @@
 #include <curl/curl.h>
 #include <event2/event.h>
 #include <stdbool.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,8 +76,9 @@ struct model_call {
   bool aborted; /* the owner is gone: no more events; freed when libcurl returns
                    (counted in mh->aborted) */
   char curl_err[CURL_ERROR_SIZE];
-  struct event *stall; /* fires once the server has sent nothing for stall_after */
+  struct event *stall; /* fires once no byte moved for stall_after */
   struct timeval stall_after;
+  curl_off_t uploaded; /* bytes of the request sent so far */
 };
 
 /* ------------------------------------------------------------- the calls */
@@ -120,11 +120,13 @@ static bool is_key_tail(const struct model_call *c, const char *text, size_t len
   return len >= KEY_TAIL_MIN && len < c->key_len && memcmp(text, c->key, len) == 0;
 }
 
-/* Whether text[at] is part of a word, as a key's letters are. */
+/* Whether text[at] is part of a word, as a key's letters are (ASCII: the
+ * locale does not matter). */
 static bool is_word_byte(const char *text, size_t len, size_t at) {
   if (at >= len) return false;
-  unsigned char b = (unsigned char)text[at];
-  return isalnum(b) || b == '-' || b == '_';
+  char b = text[at];
+  return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') ||
+         b == '-' || b == '_';
 }
 
 /* Whether the key's copy at text[at..) is to be replaced: always, but for a
@@ -219,6 +221,21 @@ static bool status_ok(long status) {
 /* Bytes came: the stall timer starts over. */
 static void heard_from(struct model_call *c) {
   evtimer_add(c->stall, &c->stall_after);
+}
+
+/* CURLOPT_XFERINFOFUNCTION: while a long request goes up, the server says
+ * nothing, and is not stalled for that. */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+                       curl_off_t ultotal, curl_off_t ulnow) {
+  (void)dltotal;
+  (void)dlnow;
+  (void)ultotal;
+  struct model_call *c = arg;
+  if (ulnow > c->uploaded) {
+    c->uploaded = ulnow;
+    heard_from(c);
+  }
+  return 0;
 }
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg) {
@@ -390,8 +407,9 @@ static void drop_aborted(struct model_http *mh) {
   }
 }
 
-/* The server sent nothing for the call's stall timeout (from its start, or from
- * its last bytes): the call fails and its transfer ends. libcurl's own low-speed
+/* No byte moved for the call's stall timeout (since its start, the last bytes
+ * of its request sent, or the last bytes of its answer): the call fails and its
+ * transfer ends. libcurl's own low-speed
  * check is not used: it averages over seconds, so it fired up to 6 s late. */
 static void on_stall(evutil_socket_t fd, short what, void *arg) {
   (void)fd;
@@ -555,6 +573,9 @@ struct model_call *model_call_start(struct model_http *mh,
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 30L);
   /* A stream that sends nothing for this long is stalled (providers ping). */
+  curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(e, CURLOPT_XFERINFODATA, c);
+  curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
   c->stall_after = (struct timeval){(time_t)spec->stall_timeout_s, 0};
   if (evtimer_add(c->stall, &c->stall_after) != 0) {
     call_free(c);
