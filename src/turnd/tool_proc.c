@@ -19,13 +19,16 @@
  *   NONE -> RUNNING, START_FAILED   [tool_proc_start]
  *   RUNNING -> RESULT_READ          [take_line: the result line]
  *   RUNNING -> KILLED               [take_line, pump_output: bad or too much
- *                                    output; on_timer: the timeout]
+ *                                    output; on_timer: the timeout, or the
+ *                                    grace after stdout ended with no result]
  *   RESULT_READ -> KILLED           [on_timer: still running after the grace]
  *   RUNNING, RESULT_READ, KILLED -> EXITED  [on_program_exit]
  *   START_FAILED -> EXITED          [on_timer]
  *   any but EXITED -> GONE          [tool_proc_kill]
  *
- * Guarantees: RUNNING reads stdout, may write stdin, and the timeout is armed.
+ * Guarantees: RUNNING reads stdout (until it ends), may write stdin, and has the
+ * timeout armed (once stdout ended with no result: the grace to exit, if that
+ * comes sooner).
  * RESULT_READ, KILLED, START_FAILED and EXITED have the outcome decided (ok,
  * summary, result_json) and stdin and stdout closed. RESULT_READ has the grace
  * timer armed while the program is unreaped (or, if it could not be armed, the
@@ -112,6 +115,8 @@ struct tool_proc {
   size_t line_len;       /* ... line_len <= TOOL_PROC_LINE_MAX */
   size_t out_total;      /* stdout bytes taken, <= TOOL_PROC_OUTPUT_MAX */
   unsigned progress_n;   /* progress lines taken */
+  uint64_t deadline_ms;  /* RUNNING: when the timeout comes (CLOCK_MONOTONIC) */
+  bool output_ended;     /* RUNNING: stdout ended before any result */
   bool decided;          /* ok, summary and result_json hold the outcome */
   bool ok;
   char summary[TOOL_PROC_TEXT_MAX + 1]; /* safe text (see safe_text) */
@@ -393,6 +398,24 @@ static void feed(struct tool_proc *p, const char *data, size_t len) {
   }
 }
 
+static uint64_t monotonic_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Stdout ended while running, with no result: no result can come now. The
+ * program gets the grace to exit (the exit says best what went wrong); one that
+ * runs on is ended then, not at its timeout, which may be an hour off. */
+static void output_ended(struct tool_proc *p) {
+  p->output_ended = true;
+  uint64_t now = monotonic_ms();
+  uint64_t left = p->deadline_ms > now ? p->deadline_ms - now : 0;
+  if (left <= TOOL_PROC_GRACE_MS) return; /* the timeout comes first */
+  struct timeval grace = {TOOL_PROC_GRACE_MS / 1000, (TOOL_PROC_GRACE_MS % 1000) * 1000};
+  evtimer_add(p->timer, &grace); /* on failure the timeout stays armed */
+}
+
 /* Reads stdout: at most READ_BUDGET chunks, or everything there is when drain
  * (the program exited: what it wrote is all in the pipe now). At EOF, or at the
  * end of a drain, an unterminated last line still counts. */
@@ -419,7 +442,10 @@ static void pump_output(struct tool_proc *p, bool drain) {
       p->line_len = 0;
       take_line(p, p->line, line_len);
     }
-    if (p->state == TP_RUNNING) close_output(p);
+    if (p->state == TP_RUNNING) {
+      close_output(p);
+      if (!drain) output_ended(p); /* draining: the program already exited */
+    }
     return;
   }
 }
@@ -547,7 +573,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
         secs[--n] = '\0';
     }
     snprintf(why, sizeof why, "the tool did not finish within %s s", secs);
-    decide_text(p, why);
+    decide_text(p, p->output_ended ? "the tool closed its output without giving a result"
+                                   : why);
     close_input(p);
     close_output(p);
   }
@@ -678,6 +705,7 @@ static int launch(struct tool_proc *p) {
   p->out_ev = event_new(p->base, p->out_fd, EV_READ | EV_PERSIST, on_output_readable, p);
   struct timeval timeout = {p->tool->timeout_ms / 1000,
                             (p->tool->timeout_ms % 1000) * 1000};
+  p->deadline_ms = monotonic_ms() + p->tool->timeout_ms;
   if (p->in_ev == NULL || p->out_ev == NULL ||
       event_assign(p->exit_ev, p->base, p->pidfd, EV_READ | EV_PERSIST, on_program_exit,
                    p) != 0 ||

@@ -4,7 +4,8 @@
  *   {"progress": "text"}                                  0 to 1000 times, then
  *   {"ok": true|false, "summary": "text", "result": any}  once ("result" optional)
  * and then exits. Whatever it does instead (bad output, too much output, an exit
- * or crash before its result, running past its timeout) ends the call with a
+ * or crash before its result, closing stdout with no result and not exiting
+ * within TOOL_PROC_GRACE_MS, running past its timeout) ends the call with a
  * failure that says so; turnd carries on.
  *
  * The program runs as tool->argv (execv, no shell) in tool->cwd, in a session and

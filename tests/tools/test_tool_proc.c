@@ -285,6 +285,19 @@ static void test_tool_proc_exit_before_result(void **state) {
   recorder_free(r);
 }
 
+/* A tool that closes its output and runs on can give no result: the call ends
+ * after the grace to exit, not at its timeout (a minute here), and the program
+ * is killed with its group. */
+static void test_tool_proc_output_closed_before_result(void **state) {
+  (void)state;
+  struct tool t;
+  tool_init(&t, "closeout.sh", NULL, SAFETY_MS);
+  struct recorder *r = run_tool(&t, "{}");
+  expect_progress(r, 0, "going quiet");
+  expect_done(r, 1, false, "the tool closed its output without giving a result", NULL);
+  recorder_free(r);
+}
+
 /* Each bad line ends the call as not the protocol; the valid result the tool
  * writes after it is never taken, and its sleep is killed with the group. */
 static void test_tool_proc_invalid_output(void **state) {
@@ -631,6 +644,7 @@ int main(void) {
       cmocka_unit_test(test_tool_proc_two_at_once),
       cmocka_unit_test(test_tool_proc_crash_by_signal),
       cmocka_unit_test(test_tool_proc_exit_before_result),
+      cmocka_unit_test(test_tool_proc_output_closed_before_result),
       cmocka_unit_test(test_tool_proc_invalid_output),
       cmocka_unit_test(test_tool_proc_flood_of_garbage),
       cmocka_unit_test(test_tool_proc_flood_of_progress),
