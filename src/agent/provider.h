@@ -52,6 +52,10 @@ struct provider_request {
   const struct provider_tool *tools;
   size_t n_tools;
   uint32_t max_tokens; /* output limit per call */
+  /* Chat Completions: the limit goes as max_completion_tokens, which OpenAI's
+   * own API wants (its reasoning models refuse max_tokens), instead of
+   * max_tokens, which the local servers read. */
+  bool max_completion_tokens;
 };
 
 /* The request body as compact JSON (owned: free()), or NULL when a message is
@@ -61,6 +65,9 @@ char *provider_anthropic_body(const struct provider_request *req);
  * messages for results; reasoning blocks are not sent back); stream_options asks
  * for usage in the last chunk. */
 char *provider_openai_body(const struct provider_request *req);
+/* Whether a Chat Completions base URL ("https://api.openai.com/v1") is OpenAI's
+ * own API, which wants max_completion_tokens: its host is api.openai.com. */
+bool provider_openai_is_own_api(const char *base_url);
 
 /* A safe message from an error answer's body (a non-2xx status): the provider's
  * own "message" when the body has one, cut at 300 bytes, else a short text

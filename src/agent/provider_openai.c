@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define OPENAI_MAX_CALLS 64
 #define OPENAI_ARGS_CAP  (1u << 20) /* per call: far past any tool's input */
@@ -661,10 +662,19 @@ static json_t *tool_entry(const struct provider_tool *t) {
   return tool;
 }
 
+bool provider_openai_is_own_api(const char *base_url) {
+  static const char host[] = "api.openai.com";
+  const char *p = strstr(base_url, "://");
+  p = p != NULL ? p + 3 : base_url;
+  size_t len = strcspn(p, "/:?#");
+  return len == sizeof host - 1 && strncasecmp(p, host, len) == 0;
+}
+
 char *provider_openai_body(const struct provider_request *req) {
-  json_t *body = json_pack("{s:s, s:b, s:{s:b}, s:I}", "model", req->model, "stream", 1,
-                           "stream_options", "include_usage", 1, "max_tokens",
-                           (json_int_t)req->max_tokens);
+  const char *limit = req->max_completion_tokens ? "max_completion_tokens" : "max_tokens";
+  json_t *body =
+      json_pack("{s:s, s:b, s:{s:b}, s:I}", "model", req->model, "stream", 1,
+                "stream_options", "include_usage", 1, limit, (json_int_t)req->max_tokens);
   json_t *messages = json_array();
   bool ok =
       body != NULL && messages != NULL && put(body, "messages", json_incref(messages));

@@ -31,6 +31,7 @@ struct model_config {
   const char *model_id; /* the ID, borrowed from the command line */
   char *url;            /* the endpoint (owned) */
   char *api_key;        /* owned; NULL: none is sent */
+  bool openai_own_api;  /* openai: at api.openai.com (see provider_request) */
   char *system;         /* --system's text (owned), or NULL */
 };
 

@@ -71,6 +71,7 @@ int model_config_load(struct model_config *m, const struct options *o) {
     m->model_id = o->model + 7;
     base = env_or("OPENAI_BASE_URL", "https://api.openai.com/v1");
     m->url = join_url(base, "/chat/completions");
+    m->openai_own_api = provider_openai_is_own_api(base);
     key = env_or("OPENAI_API_KEY", NULL); /* a local server needs none */
   } else {
     if (o->system_file != NULL) {

@@ -64,6 +64,7 @@ static char *request_body(const struct turnd *d, char *const *messages, size_t n
       .tools = tools,
       .n_tools = ts->n,
       .max_tokens = d->opt->max_tokens,
+      .max_completion_tokens = mc->openai_own_api,
   };
   char *body = mc->kind == PROVIDER_ANTHROPIC ? provider_anthropic_body(&req)
                                               : provider_openai_body(&req);

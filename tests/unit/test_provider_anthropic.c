@@ -632,7 +632,7 @@ static void test_provider_anthropic_body_full_request(void **state) {
        "\"required\":[\"on\"]}"},
   };
   struct provider_request req = {
-      "claude-sonnet-4-5", "You are terse.", messages, 3, tools, 2, 1024};
+      "claude-sonnet-4-5", "You are terse.", messages, 3, tools, 2, 1024, false};
   char *body = provider_anthropic_body(&req);
   expect_json(
       body,
@@ -658,7 +658,7 @@ static void test_provider_anthropic_body_without_system_or_tools(void **state) {
   (void)state;
   const char *messages[] = {
       "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}"};
-  struct provider_request req = {"m", NULL, messages, 1, NULL, 0, 64};
+  struct provider_request req = {"m", NULL, messages, 1, NULL, 0, 64, false};
   char *body = provider_anthropic_body(&req);
   const char *want =
       "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true,\"messages\":["
@@ -678,7 +678,7 @@ static void test_provider_anthropic_body_refuses_bad_json(void **state) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     const char *messages[] = {
         "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}", bad[i]};
-    struct provider_request req = {"m", NULL, messages, 2, NULL, 0, 64};
+    struct provider_request req = {"m", NULL, messages, 2, NULL, 0, 64, false};
     assert_null(provider_anthropic_body(&req));
   }
   const char *messages[] = {
@@ -686,7 +686,7 @@ static void test_provider_anthropic_body_refuses_bad_json(void **state) {
   const char *schemas[] = {"{\"type\":", "[]", "null"};
   for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++) {
     const struct provider_tool tools[] = {{"ok", "fine", "{}"}, {"t", "d", schemas[i]}};
-    struct provider_request req = {"m", NULL, messages, 1, tools, 2, 64};
+    struct provider_request req = {"m", NULL, messages, 1, tools, 2, 64, false};
     assert_null(provider_anthropic_body(&req));
   }
 }

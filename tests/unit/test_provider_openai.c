@@ -640,6 +640,34 @@ static void test_provider_openai_body_shapes(void **state) {
             "{\"role\":\"assistant\",\"content\":\"plain\"}]}");
 }
 
+/* OpenAI's own API gets the limit as max_completion_tokens (its reasoning
+ * models refuse max_tokens); any other server, as max_tokens. Which one a base
+ * URL is goes by its host alone. */
+static void test_provider_openai_limit_field(void **state) {
+  (void)state;
+  const char *messages[] = {
+      "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}"};
+  struct provider_request req = {.model = "o4-mini",
+                                 .messages = messages,
+                                 .n_messages = 1,
+                                 .max_tokens = 256,
+                                 .max_completion_tokens = true};
+  expect_body(&req, "{\"model\":\"o4-mini\",\"stream\":true,\"stream_options\":{"
+                    "\"include_usage\":true},\"max_completion_tokens\":256,"
+                    "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+  static const char *const own[] = {"https://api.openai.com/v1", "https://API.OpenAI.com",
+                                    "https://api.openai.com:443/v1/",
+                                    "api.openai.com/v1"};
+  for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+    if (!provider_openai_is_own_api(own[i])) fail_msg("%s is OpenAI's", own[i]);
+  static const char *const others[] = {
+      "http://127.0.0.1:8081/v1", "http://localhost:11434/v1",
+      "https://api.openai.com.example.net/v1", "https://proxy.example/api.openai.com/v1",
+      "https://xapi.openai.com/v1"};
+  for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+    if (provider_openai_is_own_api(others[i])) fail_msg("%s is not OpenAI's", others[i]);
+}
+
 /* A NUL the model wrote (stored by convo.c as \\u0000) goes back as it came,
  * rather than making every later request of the session unbuildable. */
 static void test_provider_openai_body_keeps_nul(void **state) {
@@ -698,6 +726,7 @@ int main(void) {
       cmocka_unit_test(test_provider_openai_limits),
       cmocka_unit_test(test_provider_openai_body_tool_turn),
       cmocka_unit_test(test_provider_openai_body_shapes),
+      cmocka_unit_test(test_provider_openai_limit_field),
       cmocka_unit_test(test_provider_openai_body_keeps_nul),
       cmocka_unit_test(test_provider_openai_body_rejects_bad_json),
   };
