@@ -13,7 +13,7 @@ const char options_usage[] =
     "             [--retain SECONDS] [--approval-timeout SECONDS] [--system FILE]\n"
     "             [--max-tokens N] [--stall-timeout SECONDS] [--max-model-calls N]\n"
     "             [--max-total-tokens N] [--coalesce-ms MS] [--lock-after SECONDS]\n"
-    "             [--step-up-effects LIST] [--no-auth]\n"
+    "             [--step-up-effects LIST] [--client-timeout SECONDS] [--no-auth]\n"
     "       turnd pair|devices|unpair|pair-code|set-pin --data DIR ...  (turnd pair "
     "--help)\n"
     "  --listen            address to serve on (default 127.0.0.1:8080; port 0 picks a\n"
@@ -39,6 +39,9 @@ const char options_usage[] =
     "                      paired device (default 0: never; needs a PIN)\n"
     "  --step-up-effects   tool effects whose approval needs the PIN, comma-separated\n"
     "                      (default physical; none: no step-up)\n"
+    "  --client-timeout    seconds a client may send nothing while turnd waits for its\n"
+    "                      request, or take nothing while its answer waits to be sent\n"
+    "                      (default 30; a stream with nothing to send has no limit)\n"
     "  --no-auth           no tokens: whoever reaches turnd is the owner; loopback\n"
     "                      addresses only\n";
 
@@ -110,6 +113,7 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
   o->tools = "demo";
   o->retain_s = 300;
   o->approval_timeout_s = 300;
+  o->client_timeout_s = 30;
   o->max_tokens = 4096;
   o->stall_timeout_s = 60;
   o->max_model_calls = 20;
@@ -158,6 +162,8 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
       o->max_total_tokens = v;
     } else if (strcmp(opt, "--coalesce-ms") == 0) {
       ok = parse_u32(val, 1000, &o->coalesce_ms);
+    } else if (strcmp(opt, "--client-timeout") == 0) {
+      ok = parse_u32(val, 3600, &o->client_timeout_s) && o->client_timeout_s > 0;
     } else if (strcmp(opt, "--approval-timeout") == 0) {
       ok = parse_u32(val, 7 * 24 * 3600, &o->approval_timeout_s) &&
            o->approval_timeout_s > 0;

@@ -13,7 +13,9 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/listener.h>
 #include <event2/util.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,8 +26,72 @@
 
 #define HEADERS_MAX (16u * 1024u) /* bytes of a request line and headers */
 
+/* ------------------------------------------------ time limits
+ *
+ * libevent 2.1 puts none on the connections a server accepts: a client that
+ * sent half a request, or nothing, kept its connection and a descriptor for
+ * ever, and a reader that stopped reading kept its turn's log in memory. Its
+ * evhttp_set_timeout cannot serve: its read limit stays on while an answer is
+ * written (evhttp reads on, to see a close), and a turn's stream may have
+ * nothing to say for minutes while an approval waits. So each connection's
+ * bufferevent gets --client-timeout by phase:
+ *  - while a request is awaited (a new connection, or a kept-alive one between
+ *    requests) and read: the client may send nothing for that long;
+ *  - while the answer goes out: no read limit, and the client may take none of
+ *    the bytes waiting for it for that long (then it is dropped; a stream's
+ *    reader comes back with ?after=). With nothing to send there is no limit. */
+
+static struct bufferevent *bufferevent_of(struct evhttp_request *req) {
+  struct evhttp_connection *conn = evhttp_request_get_connection(req);
+  return conn != NULL ? evhttp_connection_get_bufferevent(conn) : NULL;
+}
+
+/* The answer is sent: the connection, if kept alive, awaits the next request. */
+static void on_answered(struct evhttp_request *req, void *arg) {
+  struct server *s = arg;
+  struct bufferevent *bev = bufferevent_of(req);
+  if (bev != NULL) bufferevent_set_timeouts(bev, &s->client_timeout, NULL);
+}
+
 static void on_request(struct evhttp_request *req, void *arg) {
-  routes_dispatch(arg, req);
+  struct server *s = arg;
+  struct bufferevent *bev = bufferevent_of(req);
+  if (bev != NULL) bufferevent_set_timeouts(bev, NULL, &s->client_timeout);
+  evhttp_request_set_on_complete_cb(req, on_answered, s);
+  routes_dispatch(s, req);
+}
+
+/* Out of descriptors (or memory) for a new connection: the listening socket
+ * stays readable, and libevent would try again at once, spinning and warning
+ * in a loop. Accepting pauses for a moment instead, and stderr hears of it at
+ * most once a minute; the connections turnd has go on. */
+#define ACCEPT_PAUSE_MS 100
+
+/* The server whose listener fails: libevent hands the error callback the
+ * listener's own argument, which is evhttp's. One server per process. */
+static struct server *accepting;
+
+static void on_accept_resume(evutil_socket_t fd, short what, void *arg) {
+  (void)fd;
+  (void)what;
+  struct server *s = arg;
+  evconnlistener_enable(evhttp_bound_socket_get_listener(s->bound));
+}
+
+static void on_accept_error(struct evconnlistener *lev, void *arg) {
+  (void)arg;
+  struct server *s = accepting;
+  int err = EVUTIL_SOCKET_ERROR();
+  if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM) return;
+  static const struct timeval pause = {0, ACCEPT_PAUSE_MS * 1000};
+  if (evtimer_add(s->accept_resume, &pause) != 0) return; /* then try again at once */
+  evconnlistener_disable(lev);
+  time_t now = time(NULL);
+  if (now - s->fds_warned_at >= 60) {
+    s->fds_warned_at = now;
+    fprintf(stderr, "turnd: cannot take a new connection: %s; new connections wait\n",
+            evutil_socket_error_to_string(err));
+  }
 }
 
 /* ------------------------------------------------ libevent's own answers
@@ -214,10 +280,12 @@ static void on_output(struct evbuffer *out, const struct evbuffer_cb_info *info,
 /* evhttp_set_bevcb: the bufferevent of a new connection, made as evhttp makes its
  * own (no options: evhttp closes the socket itself), with its output watched. */
 static struct bufferevent *on_connection(struct event_base *base, void *arg) {
-  (void)arg;
+  struct server *s = arg;
   struct bufferevent *bev = bufferevent_socket_new(base, -1, 0);
-  if (bev != NULL) evbuffer_add_cb(bufferevent_get_output(bev), on_output, bev);
-  return bev; /* NULL: evhttp makes one itself, unwatched */
+  if (bev == NULL) return NULL; /* evhttp makes one itself, unwatched */
+  evbuffer_add_cb(bufferevent_get_output(bev), on_output, bev);
+  bufferevent_set_timeouts(bev, &s->client_timeout, NULL); /* awaiting a request */
+  return bev;
 }
 
 /* event_base_foreach_event: a page check still waiting, to free it. */
@@ -246,8 +314,11 @@ int server_start(struct server *s, struct turnd *d, struct event_base *base,
   s->d = d;
   s->base = base;
   s->opt = opt;
+  s->client_timeout = (struct timeval){(time_t)opt->client_timeout_s, 0};
   s->http = evhttp_new(base);
-  if (s->http == NULL) {
+  s->accept_resume = evtimer_new(base, on_accept_resume, s);
+  if (s->http == NULL || s->accept_resume == NULL) {
+    server_stop(s);
     fprintf(stderr, "turnd: cannot create the HTTP server\n");
     return -1;
   }
@@ -276,17 +347,22 @@ int server_start(struct server *s, struct turnd *d, struct event_base *base,
     fprintf(stderr, "turnd: cannot listen on %s port %u: %s\n", opt->listen_host,
             (unsigned)opt->listen_port,
             evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-    evhttp_free(s->http);
-    s->http = NULL;
+    server_stop(s);
     return -1;
   }
   s->port = bound_port(s->bound);
+  accepting = s;
+  evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(s->bound),
+                              on_accept_error);
   return 0;
 }
 
 void server_stop(struct server *s) {
   if (s->http != NULL) evhttp_free(s->http);
   s->http = NULL;
+  if (s->accept_resume != NULL) event_free(s->accept_resume);
+  s->accept_resume = NULL;
+  if (accepting == s) accepting = NULL;
   s->bound = NULL;
   /* A check runs in the loop pass that made it, so none is left once the loop
    * has returned; should one be, it is freed here with its reference. */
