@@ -13,6 +13,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 #include <event2/util.h>
 #include <errno.h>
@@ -53,11 +54,34 @@ static void on_answered(struct evhttp_request *req, void *arg) {
   if (bev != NULL) bufferevent_set_timeouts(bev, &s->client_timeout, NULL);
 }
 
+/* Whether the request's Content-Length headers frame it one way only: each is
+ * digits, and all say the same. libevent 2.1 takes the first of two and reads
+ * "+13" as 13; where a proxy in front takes another, the bytes left over would be
+ * read as a request of their own (RFC 9112, 6.3). */
+static bool framing_ok(struct evhttp_request *req) {
+  const char *said = NULL;
+  for (struct evkeyval *h = evhttp_request_get_input_headers(req)->tqh_first; h != NULL;
+       h = h->next.tqe_next) {
+    if (evutil_ascii_strcasecmp(h->key, "Content-Length") != 0) continue;
+    if (h->value[0] == '\0' || h->value[strspn(h->value, "0123456789")] != '\0' ||
+        (said != NULL && strcmp(said, h->value) != 0))
+      return false;
+    said = h->value;
+  }
+  return true;
+}
+
 static void on_request(struct evhttp_request *req, void *arg) {
   struct server *s = arg;
   struct bufferevent *bev = bufferevent_of(req);
   if (bev != NULL) bufferevent_set_timeouts(bev, NULL, &s->client_timeout);
   evhttp_request_set_on_complete_cb(req, on_answered, s);
+  if (!framing_ok(req)) {
+    /* What follows on the connection cannot be told from this request. */
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+    http_error_send(req, HTTP_E_BAD_REQUEST);
+    return;
+  }
   routes_dispatch(s, req);
 }
 

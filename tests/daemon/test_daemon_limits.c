@@ -415,6 +415,36 @@ static void test_limits_refused_after_a_kept_alive_request(void **state) {
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
+/* Content-Length said twice with two values, or not as digits: the framing is
+ * not sure, so the request is refused (400, and the connection closed) and no
+ * turn starts, whichever value libevent would have taken. */
+static void test_limits_content_length_one_way_only(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, NULL), 0);
+  static const char body[] = "{\"text\":\"hi\"}";
+  static const char *const lengths[] = {"Content-Length: 13\r\nContent-Length: 200",
+                                        "Content-Length: 5\r\nContent-Length: 13",
+                                        "Content-Length: +13", "Content-Length: 13 13"};
+  for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+    char req[512];
+    int n = snprintf(req, sizeof req,
+                     "POST /api/turns HTTP/1.1\r\nHost: x\r\n%s\r\nContent-Type: "
+                     "application/json\r\n%s\r\n\r\n%s",
+                     t.auth_header, lengths[i], body);
+    expect_raw_error(&t, req, (size_t)n, 400, "bad_request");
+  }
+  char u[256];
+  snprintf(u, sizeof u, "%s/api/sessions", t.base_url);
+  struct http_answer a;
+  assert_int_equal(http_do("GET", u, NULL, &a), 0);
+  assert_int_equal(a.status, 200);
+  assert_string_equal(a.body, "{\"sessions\":[]}");
+  http_answer_free(&a);
+  expect_alive(&t);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_limits_body_with_content_length),
@@ -425,6 +455,7 @@ int main(void) {
       cmocka_unit_test(test_limits_oversize_headers),
       cmocka_unit_test(test_limits_requests_libevent_refuses),
       cmocka_unit_test(test_limits_refused_after_a_kept_alive_request),
+      cmocka_unit_test(test_limits_content_length_one_way_only),
   };
   return cmocka_run_group_tests(tests, NULL, harness_kill_all);
 }
