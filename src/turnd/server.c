@@ -106,7 +106,8 @@ static void on_accept_error(struct evconnlistener *lev, void *arg) {
   (void)arg;
   struct server *s = accepting;
   int err = EVUTIL_SOCKET_ERROR();
-  if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM) return;
+  bool starved = err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM;
+  if (s == NULL || !starved) return;
   static const struct timeval pause = {0, ACCEPT_PAUSE_MS * 1000};
   if (evtimer_add(s->accept_resume, &pause) != 0) return; /* then try again at once */
   evconnlistener_disable(lev);
