@@ -35,8 +35,8 @@
  * group killed at once); KILLED has sent SIGKILL to the group. START_FAILED and
  * EXITED have no program (pid -1). GONE has no owner: only destroy() may touch
  * it. */
-#define _GNU_SOURCE    /* pipe2, pidfd_open, POSIX_SPAWN_SETSID, \
-                          posix_spawn_file_actions_add*_np */
+/* pipe2, pidfd_open, POSIX_SPAWN_SETSID, posix_spawn_file_actions_add*_np */
+#define _GNU_SOURCE
 
 #include "tool_proc.h"
 
