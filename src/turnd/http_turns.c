@@ -49,7 +49,11 @@ void route_turn_create(struct server *s, struct evhttp_request *req,
       return;
     }
   } else {
-    session = session_create(s->d, json_string_value(text));
+    /* While locked the turn is refused, and its new session keeps nothing of
+     * what was sent: a device that may not act does not get to title the
+     * owner's sessions. */
+    session = session_create(s->d, s->d->guard.view.locked ? "Refused: turnd was locked"
+                                                           : json_string_value(text));
   }
   struct run *r =
       session != NULL ? run_start(s->d, session, json_string_value(text)) : NULL;
