@@ -40,26 +40,12 @@ static const char *const migrations[] = {
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
-enum stmt_id {
-  ST_SESSIONS,
-  ST_MESSAGES,
-  ST_SESSION_EVENTS,
-  ST_TURN_EVENTS,
-  ST_TURN_FIND,
-  ST_UNENDED,
-  ST_COUNT
-};
+enum stmt_id { ST_SESSIONS, ST_TURN_EVENTS, ST_TURN_FIND, ST_UNENDED, ST_COUNT };
 
 /* The reads, on the loop's connection (the writes are in store_write.c). */
 static const char *const stmt_sql[ST_COUNT] = {
     [ST_SESSIONS] =
         "SELECT id, title, created_ms, updated_ms, message_count FROM sessions",
-    [ST_MESSAGES] = "SELECT n, turn, at_ms, body FROM messages WHERE session = ?1"
-                    " ORDER BY n",
-    [ST_SESSION_EVENTS] = "SELECT e.turn, e.first_seq, e.n, e.at_ms, e.lines"
-                          " FROM turns t JOIN events e ON e.turn = t.id"
-                          " WHERE t.session = ?1"
-                          " ORDER BY t.rowid, e.first_seq", /* as they started */
     /* From the chunk that holds seq ?2 on. */
     [ST_TURN_EVENTS] = "SELECT turn, first_seq, n, at_ms, lines FROM events"
                        " WHERE turn = ?1 AND first_seq >= coalesce((SELECT max(first_seq)"
@@ -69,6 +55,15 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_UNENDED] = "SELECT t.id, t.session, coalesce((SELECT max(first_seq + n)"
                    " FROM events WHERE turn = t.id), 0) FROM turns t WHERE t.ended = 0",
 };
+
+/* The reads of a session's conversation and history, on a reader's connection
+ * (store_reader_*): the loop makes neither. */
+static const char messages_sql[] = "SELECT n, turn, at_ms, body FROM messages"
+                                   " WHERE session = ?1 ORDER BY n";
+static const char session_events_sql[] =
+    "SELECT e.turn, e.first_seq, e.n, e.at_ms, e.lines"
+    " FROM turns t JOIN events e ON e.turn = t.id WHERE t.session = ?1"
+    " ORDER BY t.rowid, e.first_seq"; /* the turns as they started */
 
 struct store {
   char path[4096]; /* DIR/turnd.db */
@@ -359,11 +354,6 @@ static int messages_each(sqlite3_stmt *s, const char *session, store_message_cb 
   return walk(s, message_row, &w);
 }
 
-int store_messages_each(struct store *st, const char *session, store_message_cb *cb,
-                        void *ctx) {
-  return messages_each(st->stmt[ST_MESSAGES], session, cb, ctx);
-}
-
 struct chunk_walk {
   store_chunk_cb *cb;
   void *ctx;
@@ -382,11 +372,6 @@ static int session_events_each(sqlite3_stmt *s, const char *session, store_chunk
   struct chunk_walk w = {cb, ctx};
   bind_text(s, 1, session);
   return walk(s, chunk_row, &w);
-}
-
-int store_session_events_each(struct store *st, const char *session, store_chunk_cb *cb,
-                              void *ctx) {
-  return session_events_each(st->stmt[ST_SESSION_EVENTS], session, cb, ctx);
 }
 
 int store_turn_events_each(struct store *st, const char *turn, uint64_t seq,
@@ -471,11 +456,10 @@ struct store_reader *store_reader_open(const struct store *st) {
   if (sqlite3_open_v2(st->path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK ||
       sqlite3_busy_timeout(r->db, 2000) != SQLITE_OK ||
-      sqlite3_prepare_v3(r->db, stmt_sql[ST_MESSAGES], -1, SQLITE_PREPARE_PERSISTENT,
-                         &r->messages, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v3(r->db, stmt_sql[ST_SESSION_EVENTS], -1,
-                         SQLITE_PREPARE_PERSISTENT, &r->session_events,
-                         NULL) != SQLITE_OK) {
+      sqlite3_prepare_v3(r->db, messages_sql, -1, SQLITE_PREPARE_PERSISTENT, &r->messages,
+                         NULL) != SQLITE_OK ||
+      sqlite3_prepare_v3(r->db, session_events_sql, -1, SQLITE_PREPARE_PERSISTENT,
+                         &r->session_events, NULL) != SQLITE_OK) {
     if (r->db != NULL) say(r->db, "open a reader");
     store_reader_close(r);
     return NULL;

@@ -68,18 +68,12 @@ typedef int store_session_cb(void *ctx, const char *id, const char *title,
                              uint64_t message_count);
 int store_sessions_each(struct store *st, store_session_cb *cb, void *ctx);
 
+/* A message of a session, in order. */
 typedef int store_message_cb(void *ctx, uint64_t n, const char *turn, uint64_t at_ms,
                              const char *json);
-/* The session's messages in order. */
-int store_messages_each(struct store *st, const char *session, store_message_cb *cb,
-                        void *ctx);
-
+/* A chunk of a turn's events, in seq order. */
 typedef int store_chunk_cb(void *ctx, const char *turn, uint64_t first_seq, uint64_t n,
                            uint64_t at_ms, const char *lines, size_t len);
-/* The event chunks of every turn of the session, turn by turn in the order they
- * started, each turn's chunks in seq order. */
-int store_session_events_each(struct store *st, const char *session, store_chunk_cb *cb,
-                              void *ctx);
 /* A connection of its own that reads a session's messages and events, for a
  * thread other than the loop (the request builder's): it sees what the writer
  * committed, as the loop's reads do. One thread at a time may use it. Returns
@@ -87,10 +81,11 @@ int store_session_events_each(struct store *st, const char *session, store_chunk
 struct store_reader;
 struct store_reader *store_reader_open(const struct store *st);
 void store_reader_close(struct store_reader *r); /* accepts NULL */
-/* store_messages_each on r. */
+/* The session's messages in order. */
 int store_reader_messages_each(struct store_reader *r, const char *session,
                                store_message_cb *cb, void *ctx);
-/* store_session_events_each, then store_messages_each, on r and from one
+/* The event chunks of every turn of the session (turn by turn in the order they
+ * started, each turn's chunks in seq order), then its messages, from one
  * snapshot of the store (one read transaction). */
 int store_reader_history_each(struct store_reader *r, const char *session,
                               store_chunk_cb *chunk_cb, store_message_cb *message_cb,
