@@ -115,7 +115,6 @@ struct tool_proc {
   size_t line_len;       /* ... line_len <= TOOL_PROC_LINE_MAX */
   size_t out_total;      /* stdout bytes taken, <= TOOL_PROC_OUTPUT_MAX */
   unsigned progress_n;   /* progress lines taken */
-  uint64_t deadline_ms;  /* RUNNING: when the timeout comes (CLOCK_MONOTONIC) */
   bool output_ended;     /* RUNNING: stdout ended before any result */
   bool decided;          /* ok, summary and result_json hold the outcome */
   bool ok;
@@ -398,21 +397,19 @@ static void feed(struct tool_proc *p, const char *data, size_t len) {
   }
 }
 
-static uint64_t monotonic_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Stdout ended while running, with no result: no result can come now. The
  * program gets the grace to exit (the exit says best what went wrong); one that
  * runs on is ended then, not at its timeout, which may be an hour off. */
 static void output_ended(struct tool_proc *p) {
   p->output_ended = true;
-  uint64_t now = monotonic_ms();
-  uint64_t left = p->deadline_ms > now ? p->deadline_ms - now : 0;
-  if (left <= TOOL_PROC_GRACE_MS) return; /* the timeout comes first */
+  struct timeval due, now, grace_end;
   struct timeval grace = {TOOL_PROC_GRACE_MS / 1000, (TOOL_PROC_GRACE_MS % 1000) * 1000};
+  /* The timer holds the timeout: the grace replaces it only if it ends first. */
+  if (event_pending(p->timer, EV_TIMEOUT, &due) &&
+      event_base_gettimeofday_cached(p->base, &now) == 0) {
+    evutil_timeradd(&now, &grace, &grace_end);
+    if (!evutil_timercmp(&grace_end, &due, <)) return; /* the timeout comes first */
+  }
   evtimer_add(p->timer, &grace); /* on failure the timeout stays armed */
 }
 
@@ -705,7 +702,6 @@ static int launch(struct tool_proc *p) {
   p->out_ev = event_new(p->base, p->out_fd, EV_READ | EV_PERSIST, on_output_readable, p);
   struct timeval timeout = {p->tool->timeout_ms / 1000,
                             (p->tool->timeout_ms % 1000) * 1000};
-  p->deadline_ms = monotonic_ms() + p->tool->timeout_ms;
   if (p->in_ev == NULL || p->out_ev == NULL ||
       event_assign(p->exit_ev, p->base, p->pidfd, EV_READ | EV_PERSIST, on_program_exit,
                    p) != 0 ||
