@@ -400,6 +400,18 @@ int harness_connect(const struct turnd_proc *t, int rcvbuf) {
   return fd;
 }
 
+size_t harness_read_until(int fd, char *buf, size_t len, size_t cap, const char *want) {
+  while (len + 1 < cap) {
+    buf[len] = '\0';
+    if (want != NULL && strstr(buf, want) != NULL) break;
+    ssize_t got = read(fd, buf + len, cap - 1 - len);
+    if (got <= 0) break;
+    len += (size_t)got;
+  }
+  buf[len] = '\0';
+  return len;
+}
+
 /* ------------------------------------------------ requests libcurl shapes */
 
 struct upload {

@@ -71,6 +71,9 @@ void http_stream_free(struct http_stream *s);
 /* A plain TCP connection to t (for bytes that are not what libcurl sends), with a
  * receive buffer of rcvbuf bytes when rcvbuf > 0. Returns the socket, or -1. */
 int harness_connect(const struct turnd_proc *t, int rcvbuf);
+/* Reads from fd into buf[len..cap) until want appears in buf, or to EOF when want
+ * is NULL (blocking). Keeps buf NUL-terminated; returns the bytes held. */
+size_t harness_read_until(int fd, char *buf, size_t len, size_t cap, const char *want);
 
 /* Writes text to a new file in dir; the path goes to out. Returns 0 or -1. */
 int harness_write_file(const char *dir, const char *name, const char *text, char *out,

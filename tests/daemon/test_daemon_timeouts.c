@@ -106,16 +106,9 @@ static void test_timeouts_quiet_stream_stays(void **state) {
   int fd = harness_connect(&t, 0);
   assert_true(fd >= 0);
   post_turn(fd, &t, "lights please");
-  char got[65536] = "";
-  size_t len = 0;
-  while (strstr(got, "\"type\":\"approval\"") == NULL) {
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    assert_int_equal(poll(&p, 1, SAFETY_MS), 1);
-    ssize_t n = recv(fd, got + len, sizeof got - 1 - len, 0);
-    assert_true(n > 0);
-    len += (size_t)n;
-    got[len] = '\0';
-  }
+  char got[65536];
+  harness_read_until(fd, got, 0, sizeof got, "\"type\":\"approval\"");
+  assert_non_null(strstr(got, "\"type\":\"approval\""));
   char *at = strstr(got, "\"request\":\"");
   assert_non_null(at);
   char request[96];

@@ -434,20 +434,6 @@ static void test_turns_bad_requests(void **state) {
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
-/* Reads from fd into buf (cap bytes) until want appears, or to EOF when want is
- * NULL. Returns the bytes held. */
-static size_t read_until(int fd, char *buf, size_t len, size_t cap, const char *want) {
-  while (len + 1 < cap) {
-    buf[len] = '\0';
-    if (want != NULL && strstr(buf, want) != NULL) break;
-    ssize_t got = read(fd, buf + len, cap - 1 - len);
-    if (got <= 0) break;
-    len += (size_t)got;
-  }
-  buf[len] = '\0';
-  return len;
-}
-
 /* SIGTERM while a turn runs: its reader gets the end, as interrupted. The reader
  * is a plain socket, so the test knows it is attached when the approval arrives. */
 static void test_turns_interrupted_by_sigterm(void **state) {
@@ -465,10 +451,10 @@ static void test_turns_interrupted_by_sigterm(void **state) {
                t.auth_header, sizeof body - 1, body);
   assert_int_equal(write(fd, req, (size_t)n), n);
   static char buf[1 << 16];
-  size_t len = read_until(fd, buf, 0, sizeof buf, "\"type\":\"approval\"");
+  size_t len = harness_read_until(fd, buf, 0, sizeof buf, "\"type\":\"approval\"");
   assert_non_null(strstr(buf, "\"type\":\"approval\""));
   kill(t.pid, SIGTERM);
-  len = read_until(fd, buf, len, sizeof buf, NULL);
+  len = harness_read_until(fd, buf, len, sizeof buf, NULL);
   close(fd);
   if (strstr(buf,
              "{\"v\":1,\"seq\":10,\"type\":\"end\",\"stop_reason\":\"interrupt\"}") ==
@@ -538,7 +524,7 @@ static void test_turns_stuck_reader_costs_one_slice(void **state) {
   size_t raw_cap = 16u << 20;
   char *raw = malloc(raw_cap);
   assert_non_null(raw);
-  size_t len = read_until(fd, raw, 0, 4096, "\"session\"");
+  size_t len = harness_read_until(fd, raw, 0, 4096, "\"session\"");
   char *turn = strstr(raw, "\"turn\":\"");
   assert_non_null(turn);
   turn += 8;
@@ -609,10 +595,11 @@ static void test_turns_http10_reader_past_the_end(void **state) {
                    turn, t.auth_header);
   assert_int_equal(write(fd, req, (size_t)n), n);
   static char buf[4096];
-  read_until(fd, buf, 0, sizeof buf, "\r\n\r\n"); /* the status line: it is attached */
+  harness_read_until(fd, buf, 0, sizeof buf,
+                     "\r\n\r\n"); /* the status line: it is attached */
   url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
   expect_status("POST", u, NULL, 204, NULL);
-  read_until(fd, buf, 0, sizeof buf, NULL); /* its answer ends */
+  harness_read_until(fd, buf, 0, sizeof buf, NULL); /* its answer ends */
   close(fd);
   url(u, sizeof u, &t, "/api/capabilities");
   expect_status("GET", u, NULL, 200, NULL);

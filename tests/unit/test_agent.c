@@ -229,6 +229,20 @@ static void tool_calls_run_and_the_model_is_called_again(void **state) {
   rig_fini(&r);
 }
 
+/* One call of the reply: it starts, and its input is complete. */
+static void call_tool(struct rig *r, const char *id, const char *name,
+                      const char *input) {
+  size_t index = r->a.n_calls;
+  feed(r, (struct model_event){
+              .kind = MODEL_EV_TOOL_START, .index = index, .id = id, .name = name});
+  pump(r);
+  feed(r, (struct model_event){.kind = MODEL_EV_TOOL_END,
+                               .index = index,
+                               .text = input,
+                               .len = strlen(input)});
+  pump(r);
+}
+
 /* A server that sends no call ids (some OpenAI-compatible ones): each call gets
  * one made up, unique in the turn though every reply numbers its calls from 0,
  * and made of what every provider takes back. The rig's order check refuses an
@@ -239,12 +253,7 @@ static void calls_without_ids_get_ids_unique_in_the_turn(void **state) {
   rig_init(&r);
   pump(&r);
   for (int reply = 0; reply < 2; reply++) {
-    feed(&r, (struct model_event){
-                 .kind = MODEL_EV_TOOL_START, .index = 0, .id = "", .name = "clock"});
-    pump(&r);
-    feed(&r, (struct model_event){
-                 .kind = MODEL_EV_TOOL_END, .index = 0, .text = "{}", .len = 2});
-    pump(&r);
+    call_tool(&r, "", "clock", "{}");
     feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
     assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
   }
@@ -601,19 +610,6 @@ static void start_with_owner_tools(struct rig *r, struct toolset *ts,
   rig_init(r);
   agent_set_tools(&r->a, ts);
   if (guard != NULL) agent_set_guard(&r->a, guard);
-  pump(r);
-}
-
-static void call_tool(struct rig *r, const char *id, const char *name,
-                      const char *input) {
-  size_t index = r->a.n_calls;
-  feed(r, (struct model_event){
-              .kind = MODEL_EV_TOOL_START, .index = index, .id = id, .name = name});
-  pump(r);
-  feed(r, (struct model_event){.kind = MODEL_EV_TOOL_END,
-                               .index = index,
-                               .text = input,
-                               .len = strlen(input)});
   pump(r);
 }
 
