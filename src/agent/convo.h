@@ -64,6 +64,23 @@ void convo_finish(struct convo *c);
  * Returns false when none waits. */
 bool convo_take(struct convo *c, struct convo_message *out);
 
+/* Takes a finished message: m->json is the callback's, to free, whatever it
+ * returns. Non-zero stops the feed. */
+typedef int convo_message_cb(void *ctx, struct convo_message *m);
+
+/* Rebuilds what a turn cut off by a crash had not yet made messages (the reply
+ * being streamed, the results of a batch of calls still running) from the
+ * events it recorded (convo_recover.c). Feed each chunk of the turn's events in
+ * seq order (NDJSON lines; lines that do not parse are skipped): text and
+ * reasoning, each call whose input was complete and each result (its summary:
+ * the tool's full result was not recorded) go into c as the agent put them, and
+ * cb gets every message finished, at_ms its time; convo_finish then ends the
+ * last. The first message cb gets is the turn's first reply: the user's text
+ * is in no event. arena is scratch space for parsing. Returns 0, or -1 when out
+ * of memory or cb stopped it. */
+int convo_recover(struct convo *c, turn_arena *arena, const char *lines, size_t len,
+                  uint64_t at_ms, convo_message_cb *cb, void *ctx);
+
 /* Makes a session's stored messages (JSON as above, each malloc'd and owned by
  * the array, itself malloc'd) a conversation a provider takes, however its
  * turns ended (convo_repair.c): a tool call without a result gets an error

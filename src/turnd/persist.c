@@ -168,11 +168,86 @@ static int load_session(void *ctx, const char *id, const char *title, uint64_t c
              : -1;
 }
 
-/* A turn a crash left without its end: a notice says what happened, then the
- * end, as if turnd had been stopped. */
+/* The messages of a cut-off turn rebuilt from its events (convo_recover). */
+struct recovery {
+  struct convo convo;
+  turn_arena arena;
+  uint64_t made;   /* messages of the turn so far, the user's first one counted */
+  uint64_t stored; /* of those, the ones the store has */
+  struct convo_message *found; /* the ones past stored, in order (owned) */
+  size_t n_found, cap_found;
+};
+
+static int recovered(void *ctx, struct convo_message *m) {
+  struct recovery *rc = ctx;
+  if (++rc->made <= rc->stored) { /* finished before the crash: stored then */
+    free(m->json);
+    return 0;
+  }
+  if (rc->n_found == rc->cap_found) {
+    size_t cap = rc->cap_found == 0 ? 4 : rc->cap_found * 2;
+    struct convo_message *grown = realloc(rc->found, cap * sizeof *grown);
+    if (grown == NULL) {
+      free(m->json);
+      return -1;
+    }
+    rc->found = grown;
+    rc->cap_found = cap;
+  }
+  rc->found[rc->n_found++] = *m;
+  return 0;
+}
+
+static int recover_chunk(void *ctx, const char *turn, uint64_t first_seq, uint64_t n,
+                         uint64_t at_ms, const char *lines, size_t len) {
+  (void)turn;
+  (void)first_seq;
+  (void)n;
+  struct recovery *rc = ctx;
+  return convo_recover(&rc->convo, &rc->arena, lines, len, at_ms, recovered, rc);
+}
+
+/* What the turn said and did that never became a message (the reply it was
+ * streaming, the results of calls that ran) is stored as the messages it
+ * would have been, as a cancel would have stored it: readers were shown it,
+ * and the session's history and its next turn's model go by messages. */
+static int recover_messages(struct turnd *d, const char *turn, struct session *s,
+                            uint64_t stored) {
+  struct recovery rc;
+  memset(&rc, 0, sizeof rc);
+  convo_init(&rc.convo);
+  turn_arena_init(&rc.arena, NULL);
+  rc.made = 1; /* the user's text, stored as the turn started */
+  rc.stored = stored;
+  int err = store_turn_events_each(d->store, turn, 0, recover_chunk, &rc);
+  if (err == 0) {
+    convo_finish(&rc.convo);
+    struct convo_message m;
+    while (err == 0 && convo_take(&rc.convo, &m))
+      err = recovered(&rc, &m);
+  }
+  for (size_t i = 0; i < rc.n_found; i++) {
+    if (err == 0 && store_message_add(d->store, s->id, s->message_count, turn,
+                                      rc.found[i].at_ms, rc.found[i].json) == 0) {
+      s->message_count++;
+      if (rc.found[i].at_ms > s->updated_ms) s->updated_ms = rc.found[i].at_ms;
+    }
+    free(rc.found[i].json);
+  }
+  free(rc.found);
+  if (rc.n_found > 0) persist_session(d, s);
+  turn_arena_fini(&rc.arena);
+  convo_fini(&rc.convo);
+  return err;
+}
+
+/* A turn a crash left without its end: what it said is kept as messages, then
+ * a notice says what happened, then the end, as if turnd had been stopped. */
 static int end_unended(void *ctx, const char *turn, const char *session,
-                       uint64_t next_seq) {
+                       uint64_t next_seq, uint64_t messages) {
   struct turnd *d = ctx;
+  struct session *s = session_find(d, session);
+  if (s != NULL && recover_messages(d, turn, s, messages) != 0) return -1;
   turn_buf lines;
   turn_buf_init(&lines, 4096, NULL);
   turn_event ev[3];

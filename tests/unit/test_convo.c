@@ -527,6 +527,132 @@ static void test_convo_repair_refuses_what_it_cannot_read(void **state) {
   free(messages);
 }
 
+/* ------------------------------------------------------------- recovery */
+
+/* What convo_recover hands out, in order. */
+struct collected {
+  struct convo_message m[8];
+  size_t n;
+  size_t stop_after; /* the callback refuses the message past this many */
+};
+
+static int collect(void *ctx, struct convo_message *m) {
+  struct collected *got = ctx;
+  if (got->n == got->stop_after || got->n == 8) {
+    free(m->json);
+    return -1;
+  }
+  got->m[got->n++] = *m;
+  return 0;
+}
+
+/* Checks got->m[i] as expect_message does, and frees it. */
+static void expect_collected(struct collected *got, size_t i, const char *expected,
+                             uint64_t at_ms) {
+  assert_true(i < got->n);
+  json_t *have = json_loads(got->m[i].json, 0, NULL);
+  json_t *want = json_loads(expected, 0, NULL);
+  bool same = have != NULL && want != NULL && json_equal(have, want);
+  if (!same) print_error("got:  %s\nwant: %s\n", got->m[i].json, expected);
+  json_decref(have);
+  json_decref(want);
+  free(got->m[i].json);
+  got->m[i].json = NULL;
+  assert_true(same);
+  assert_int_equal(got->m[i].at_ms, at_ms);
+}
+
+static void collected_free(struct collected *got) {
+  for (size_t i = 0; i < got->n; i++)
+    free(got->m[i].json);
+}
+
+/* A turn's events, in two chunks, give back the reply and results the agent
+ * made of the same words, each at its chunk's time; the reply still streaming
+ * when the events stop is the last message, once finished. The turn's own
+ * line, the throttle and the notice are no part of any message. */
+static void test_convo_recover_rebuilds_replies_and_results_from_events(void **state) {
+  struct convo *c = *state;
+  turn_arena arena;
+  turn_arena_init(&arena, NULL);
+  struct collected got = {.stop_after = 8};
+  static const char first[] =
+      "{\"v\":1,\"seq\":0,\"type\":\"turn\",\"turn\":\"t1\",\"session\":\"s1\"}\n"
+      "{\"v\":1,\"seq\":1,\"type\":\"reasoning\",\"delta\":\"the time\"}\n"
+      "{\"v\":1,\"seq\":2,\"type\":\"text\",\"delta\":\"One \"}\n"
+      "{\"v\":1,\"seq\":3,\"type\":\"text\",\"delta\":\"moment.\"}\n"
+      "{\"v\":1,\"seq\":4,\"type\":\"tool_use\",\"id\":\"u1\",\"tool\":\"clock\","
+      "\"tier\":0}\n"
+      "{\"v\":1,\"seq\":5,\"type\":\"tool_input\",\"id\":\"u1\",\"tool\":\"clock\","
+      "\"input\":{\"zone\":\"UTC\"},\"truncated\":false}\n";
+  static const char second[] =
+      "{\"v\":1,\"seq\":6,\"type\":\"tool_progress\",\"id\":\"u1\",\"tool\":\"clock\","
+      "\"message\":\"looking\"}\n"
+      "{\"v\":1,\"seq\":7,\"type\":\"tool_result\",\"id\":\"u1\",\"tool\":\"clock\","
+      "\"status\":\"ok\",\"summary\":\"it is 08:00 UTC\",\"approval\":null}\n"
+      "{\"v\":1,\"seq\":8,\"type\":\"throttled\",\"delay_seconds\":1.0}\n"
+      "{\"v\":1,\"seq\":9,\"type\":\"text\",\"delta\":\"It is \"}\n"
+      "{\"v\":1,\"seq\":10,\"type\":\"notice\",\"text\":\"a notice\"}\n"
+      "{\"v\":1,\"seq\":11,\"type\":\"text\",\"delta\":\"eight.\"}";
+  assert_int_equal(convo_recover(c, &arena, first, strlen(first), T0, collect, &got), 0);
+  assert_int_equal(got.n, 0); /* the reply is still open */
+  assert_int_equal(
+      convo_recover(c, &arena, second, strlen(second), T0 + 500, collect, &got), 0);
+  convo_finish(c);
+  struct convo_message last;
+  assert_true(convo_take(c, &last));
+  assert_int_equal(collect(&got, &last), 0);
+  assert_int_equal(got.n, 3);
+  expect_collected(&got, 0,
+                   "{\"role\":\"assistant\",\"content\":["
+                   "{\"type\":\"thinking\",\"thinking\":\"the time\"},"
+                   "{\"type\":\"text\",\"text\":\"One moment.\"},"
+                   "{\"type\":\"tool_use\",\"id\":\"u1\",\"name\":\"clock\","
+                   "\"input\":{\"zone\":\"UTC\"}}]}",
+                   T0);
+  expect_collected(&got, 1,
+                   "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
+                   "\"tool_use_id\":\"u1\",\"content\":\"it is 08:00 UTC\","
+                   "\"is_error\":false}]}",
+                   T0 + 500);
+  expect_collected(&got, 2,
+                   "{\"role\":\"assistant\",\"content\":["
+                   "{\"type\":\"text\",\"text\":\"It is eight.\"}]}",
+                   T0 + 500);
+  expect_no_message(c);
+  turn_arena_fini(&arena);
+}
+
+/* A call whose input never came whole is no part of the reply (the agent puts
+ * a call there with its input); one whose input was too long to record keeps
+ * an empty one; a failed result is an error; a line that does not parse is
+ * skipped; and a callback that refuses a message stops the feed. */
+static void test_convo_recover_partial_calls_errors_and_bad_lines(void **state) {
+  struct convo *c = *state;
+  turn_arena arena;
+  turn_arena_init(&arena, NULL);
+  struct collected got = {.stop_after = 1};
+  static const char lines[] =
+      "{\"v\":1,\"seq\":1,\"type\":\"tool_use\",\"id\":\"u1\",\"tool\":\"big\","
+      "\"tier\":0}\n"
+      "{\"v\":1,\"seq\":2,\"type\":\"tool_input\",\"id\":\"u1\",\"tool\":\"big\","
+      "\"input\":null,\"preview\":\"{\\\"a\\\":\",\"truncated\":true}\n"
+      "not an event\n"
+      "{\"v\":1,\"seq\":3,\"type\":\"tool_use\",\"id\":\"u2\",\"tool\":\"lamp_set\","
+      "\"tier\":2}\n"
+      "{\"v\":1,\"seq\":4,\"type\":\"tool_result\",\"id\":\"u1\",\"tool\":\"big\","
+      "\"status\":\"error\",\"summary\":\"no\",\"approval\":null}\n"
+      "{\"v\":1,\"seq\":5,\"type\":\"text\",\"delta\":\"again\"}\n";
+  assert_int_equal(convo_recover(c, &arena, lines, strlen(lines), T0, collect, &got), -1);
+  assert_int_equal(got.n, 1); /* the results were refused (and freed by collect) */
+  expect_collected(&got, 0,
+                   "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\","
+                   "\"id\":\"u1\",\"name\":\"big\",\"input\":{}}]}",
+                   T0);
+  collected_free(&got);
+  turn_arena_fini(&arena);
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -545,6 +671,8 @@ int main(void) {
       TEST(test_convo_take_is_oldest_first_then_empty),
       TEST(test_convo_queue_full_marks_lost_and_keeps_the_rest),
       TEST(test_convo_fini_frees_open_and_queued),
+      TEST(test_convo_recover_rebuilds_replies_and_results_from_events),
+      TEST(test_convo_recover_partial_calls_errors_and_bad_lines),
       cmocka_unit_test(test_convo_repair_leaves_a_whole_conversation),
       cmocka_unit_test(test_convo_repair_joins_neighbouring_user_messages),
       cmocka_unit_test(test_convo_repair_answers_calls_left_open),

@@ -1,0 +1,77 @@
+/* Rebuilding a cut-off turn's messages from its recorded events (see convo.h).
+ * The agent feeds its convo from the model's and the tools' own words; the
+ * events are what readers were shown of those words, which after a crash is all
+ * that is left. Each event goes to the convo as the agent fed its source, so
+ * the messages come out with the same boundaries: a reply, the results of its
+ * calls, the next reply. */
+#include "convo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A NUL-terminated copy of s, or NULL when out of memory. Event strings hold
+ * no NUL (the encoder writes U+FFFD for one). */
+static char *dup_str(turn_str s) {
+  return strndup(s.p, s.len);
+}
+
+/* One event into c. Returns 0, or -1 when out of memory. */
+static int feed(struct convo *c, const turn_event *ev, uint64_t at_ms) {
+  switch (ev->type) {
+  case TURN_EV_TEXT:
+    convo_text(c, ev->text.delta, at_ms);
+    return 0;
+  case TURN_EV_REASONING:
+    /* No signature is recorded: a provider that checks them is not sent this
+     * thinking again (convo_repair), but the history shows it. */
+    convo_thinking(c, ev->text.delta, at_ms);
+    return 0;
+  case TURN_EV_TOOL_INPUT: {
+    /* The agent puts a call in the reply once its input is complete, which is
+     * when tool_input is sent. An input too long to travel whole was sent as a
+     * preview only: the call keeps an empty input. */
+    char *id = dup_str(ev->tool_input.id);
+    char *name = dup_str(ev->tool_input.tool);
+    char *input = ev->tool_input.input.truncated ? dup_str(TURN_STR("{}"))
+                                                 : dup_str(ev->tool_input.input.json);
+    int rc = id != NULL && name != NULL && input != NULL ? 0 : -1;
+    if (rc == 0) convo_tool_use(c, id, name, input, at_ms);
+    free(id);
+    free(name);
+    free(input);
+    return rc;
+  }
+  case TURN_EV_TOOL_RESULT: {
+    /* The owner's summary is what was recorded; the model was to be told the
+     * tool's full result, which died with the process. */
+    char *id = dup_str(ev->tool_result.id);
+    if (id == NULL) return -1;
+    convo_tool_result(c, id, ev->tool_result.summary,
+                      ev->tool_result.status != TURN_STATUS_OK, at_ms);
+    free(id);
+    return 0;
+  }
+  default: /* the rest says nothing the model said or was told */
+    return 0;
+  }
+}
+
+int convo_recover(struct convo *c, turn_arena *arena, const char *lines, size_t len,
+                  uint64_t at_ms, convo_message_cb *cb, void *ctx) {
+  const char *p = lines, *end = lines + len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
+    turn_event ev;
+    turn_arena_reset(arena);
+    int rc = turn_event_parse(&ev, arena, p, n, NULL);
+    if (rc <= TURN_E_NOMEM) return -1;
+    if (rc == TURN_OK && feed(c, &ev, at_ms) != 0) return -1;
+    if (c->lost) return -1;
+    struct convo_message m;
+    while (convo_take(c, &m))
+      if (cb(ctx, &m) != 0) return -1;
+    p += n + 1;
+  }
+  return 0;
+}
