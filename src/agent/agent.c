@@ -448,6 +448,13 @@ static void reply_done(struct agent *a, enum model_stop stop, struct agent_actio
   a->tool = 0;
   a->state =
       a->n_calls > 0 && a->stop != TURN_STOP_MAX_TOKENS ? AGENT_S_TOOLS : AGENT_S_END;
+  /* The protocol has no stop reason for it, and a reply that stops midway
+   * without a word reads as the model's own choice. */
+  if (stop == MODEL_STOP_REFUSED) {
+    notice(out,
+           str_of("The model's provider stopped this reply under its content policy."));
+    return;
+  }
   go_on(out);
 }
 

@@ -28,8 +28,10 @@ enum model_event_kind {
 enum model_stop {
   MODEL_STOP_END_TURN,   /* the model is done */
   MODEL_STOP_TOOL_USE,   /* it waits for its tool calls' results */
-  MODEL_STOP_MAX_TOKENS, /* cut at the provider's output limit */
-  MODEL_STOP_OTHER       /* any other reason (a stop sequence, a refusal, ...) */
+  MODEL_STOP_MAX_TOKENS, /* cut at the provider's output limit (or its context's) */
+  MODEL_STOP_REFUSED,    /* stopped by the provider's content policy: Anthropic's
+                            refusal, OpenAI's content_filter */
+  MODEL_STOP_OTHER       /* any other reason (a stop sequence, a pause, ...) */
 };
 
 /* Strings are borrowed: valid during the callback that hands the event over. */

@@ -272,8 +272,12 @@ static void on_block_stop(struct provider_stream *s, struct anthropic *a) {
 static enum model_stop stop_from_name(const char *name) {
   if (strcmp(name, "end_turn") == 0) return MODEL_STOP_END_TURN;
   if (strcmp(name, "tool_use") == 0) return MODEL_STOP_TOOL_USE;
-  if (strcmp(name, "max_tokens") == 0) return MODEL_STOP_MAX_TOKENS;
-  return MODEL_STOP_OTHER; /* stop_sequence, refusal, pause_turn, later ones */
+  /* The reply ran into the context window: cut short as at the output limit. */
+  if (strcmp(name, "max_tokens") == 0 ||
+      strcmp(name, "model_context_window_exceeded") == 0)
+    return MODEL_STOP_MAX_TOKENS;
+  if (strcmp(name, "refusal") == 0) return MODEL_STOP_REFUSED;
+  return MODEL_STOP_OTHER; /* stop_sequence, pause_turn, later ones */
 }
 
 static void on_message_delta(struct provider_stream *s, struct anthropic *a,

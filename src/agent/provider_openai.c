@@ -329,6 +329,7 @@ static enum model_stop stop_from(const char *reason, bool called) {
   if (strcmp(reason, "tool_calls") == 0 || strcmp(reason, "function_call") == 0)
     return MODEL_STOP_TOOL_USE;
   if (strcmp(reason, "length") == 0) return MODEL_STOP_MAX_TOKENS;
+  if (strcmp(reason, "content_filter") == 0) return MODEL_STOP_REFUSED;
   return MODEL_STOP_OTHER;
 }
 

@@ -336,6 +336,8 @@ static const char *stop_reason(enum answer_stop stop) {
     return "max_tokens";
   case STOP_TOOL_USE:
     return "tool_use";
+  case STOP_REFUSAL:
+    return "refusal";
   case STOP_END_TURN:
     break;
   }

@@ -301,6 +301,8 @@ static const char *finish_reason(enum answer_stop stop) {
     return "length";
   case STOP_TOOL_USE:
     return "tool_calls";
+  case STOP_REFUSAL:
+    return "content_filter";
   case STOP_END_TURN:
     break;
   }

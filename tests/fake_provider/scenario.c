@@ -27,6 +27,7 @@ static const struct {
     [SCENARIO_BACKOFF] = {"backoff", "backoff"},
     [SCENARIO_OVERLOADED] = {"overloaded", "overloaded"},
     [SCENARIO_MAXTOKENS] = {"maxtokens", "maxtokens"},
+    [SCENARIO_REFUSAL] = {"refusal", "refusal"},
     [SCENARIO_THINK] = {"think", "think"},
     [SCENARIO_LAMP] = {"lamp", "lamp"},
     [SCENARIO_TWO_TOOLS] = {"two tools", "two-tools"},
@@ -53,6 +54,7 @@ const char *scenario_name(enum scenario sc) {
 
 static const char *const hello[] = {"Hello", " from", " the fake", " model."};
 static const char *const truncated[] = {"This answer", " runs", " out of"};
+static const char *const declined[] = {"I can help with", " part of"};
 static const char *const thinking[] = {"The user", " wants me", " to think.", " I will."};
 static const char *const thought[] = {"I thought", " about it."};
 /* Around tool calls the text is one delta each, so a test can name it whole. */
@@ -171,6 +173,10 @@ void answer_for(struct answer *a, enum scenario sc, const char *text, bool after
   case SCENARIO_MAXTOKENS:
     set_text(a, truncated, N(truncated));
     a->stop = STOP_MAX_TOKENS;
+    break;
+  case SCENARIO_REFUSAL:
+    set_text(a, declined, N(declined));
+    a->stop = STOP_REFUSAL;
     break;
   case SCENARIO_THINK:
     a->thinking = thinking;

@@ -22,6 +22,7 @@ enum scenario {
   SCENARIO_BACKOFF,
   SCENARIO_OVERLOADED,
   SCENARIO_MAXTOKENS,
+  SCENARIO_REFUSAL,
   SCENARIO_THINK,
   SCENARIO_LAMP,
   SCENARIO_TWO_TOOLS,
@@ -55,7 +56,7 @@ enum retry_form {
   RETRY_DATE     /* an HTTP-date retry_after_s from now (< 0: in the past) */
 };
 
-enum answer_stop { STOP_END_TURN, STOP_MAX_TOKENS, STOP_TOOL_USE };
+enum answer_stop { STOP_END_TURN, STOP_MAX_TOKENS, STOP_TOOL_USE, STOP_REFUSAL };
 
 /* How a stream ends after its text deltas. Only answers with text and without
  * tools end other than normally. */

@@ -67,6 +67,8 @@ static const char *stop_name(enum model_stop stop) {
     return "tool_use";
   case MODEL_STOP_MAX_TOKENS:
     return "max_tokens";
+  case MODEL_STOP_REFUSED:
+    return "refused";
   case MODEL_STOP_OTHER:
     return "other";
   }
@@ -377,9 +379,9 @@ static void test_provider_anthropic_each_stop_reason(void **state) {
   expect_stop("tool_use", "tool_use");
   expect_stop("max_tokens", "max_tokens");
   expect_stop("stop_sequence", "other");
-  expect_stop("refusal", "other");
+  expect_stop("refusal", "refused");
   expect_stop("pause_turn", "other");
-  expect_stop("model_context_window_exceeded", "other");
+  expect_stop("model_context_window_exceeded", "max_tokens");
 }
 
 /* input_tokens in message_delta's usage (newer API versions send it) is the

@@ -51,6 +51,8 @@ static const char *stop_name(enum model_stop stop) {
     return "tool_use";
   case MODEL_STOP_MAX_TOKENS:
     return "max_tokens";
+  case MODEL_STOP_REFUSED:
+    return "refused";
   case MODEL_STOP_OTHER:
     return "other";
   }
@@ -395,7 +397,7 @@ static void test_provider_openai_finish_reason_length(void **state) {
   expect_events(
       CHUNK("{\"content\":\"[filtered]\"}", "\"content_filter\"") "data: [DONE]\n\n",
       "text [filtered]\n"
-      "stop other\n");
+      "stop refused\n");
 }
 
 /* stream_options.include_usage: OpenAI sends the totals in one more chunk after
