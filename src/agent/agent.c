@@ -11,6 +11,7 @@
  * agent_model_event, one at a time. */
 #include "agent.h"
 
+#include "json_short.h"
 #include "schema.h"
 #include "tools_demo.h"
 
@@ -467,7 +468,7 @@ static void reply_done(struct agent *a, enum model_stop stop, struct agent_actio
 static char *canonical_input(const char *text, size_t len) {
   if (len == 0) return strdup("{}");
   json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
-  char *out = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+  char *out = v != NULL ? json_dumps_shortest(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
   json_decref(v);
   return out != NULL ? out : strndup(text, len);
 }

@@ -3,6 +3,7 @@
  * string only when the block ends: appending to a JSON string would copy it on
  * every delta. */
 #include "convo.h"
+#include "json_short.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -53,7 +54,7 @@ static void close_block(struct convo *c) {
 
 static void enqueue(struct convo *c, const char *role, json_t *content, uint64_t at_ms) {
   json_t *msg = json_pack("{s:s, s:o}", "role", role, "content", content);
-  char *text = msg == NULL ? NULL : json_dumps(msg, JSON_COMPACT);
+  char *text = msg == NULL ? NULL : json_dumps_shortest(msg, JSON_COMPACT);
   json_decref(msg);
   if (text == NULL || c->n_queued == CONVO_QUEUE) {
     free(text);

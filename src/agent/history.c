@@ -5,6 +5,7 @@
  * turn when both fall in the same millisecond). */
 #include "history.h"
 
+#include "json_short.h"
 #include "tools_demo.h"
 
 #include <jansson.h>
@@ -310,7 +311,7 @@ static void tool_block(struct builder *b, const struct message *m, json_t *use) 
   const char *id = str_field(use, "id"), *name = str_field(use, "name");
   if (id == NULL || name == NULL) return;
   turn_arena_reset(&b->h->arena);
-  char *input_text = json_dumps(json_object_get(use, "input"), JSON_COMPACT);
+  char *input_text = json_dumps_shortest(json_object_get(use, "input"), JSON_COMPACT);
   const char *visible =
       input_text != NULL ? demo_visible_input(name, input_text, &b->h->arena) : NULL;
   turn_block blk;

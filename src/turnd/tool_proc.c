@@ -40,6 +40,8 @@
 
 #include "tool_proc.h"
 
+#include "agent/json_short.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <event2/event.h>
@@ -324,8 +326,8 @@ static bool is_result(json_t *j) {
 static void take_result(struct tool_proc *p, json_t *j) {
   json_t *result = json_object_get(j, "result");
   char *result_json = NULL;
-  if (result != NULL &&
-      (result_json = json_dumps(result, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL) {
+  if (result != NULL && (result_json = json_dumps_shortest(
+                             result, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL) {
     fault(p, "turnd ran out of memory reading the tool's result");
     return;
   }

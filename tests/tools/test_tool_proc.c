@@ -225,7 +225,8 @@ static void test_tool_proc_good_tool(void **state) {
   struct recorder *r = run_tool(&t, "{\"city\":\"Paris\"}");
   expect_progress(r, 0, "looking up Paris");
   expect_progress(r, 1, "reading the sky");
-  expect_done(r, 2, true, "sunny in Paris", "{\"city\":\"Paris\",\"sky\":\"clear\"}");
+  expect_done(r, 2, true, "sunny in Paris",
+              "{\"city\":\"Paris\",\"sky\":\"clear\",\"temp\":21.1}");
   recorder_free(r);
 }
 
@@ -255,7 +256,8 @@ static void test_tool_proc_two_at_once(void **state) {
   event_base_free(base);
   expect_done(a, 2, true, "done slowly", NULL);
   expect_progress(b, 0, "looking up Oslo");
-  expect_done(b, 2, true, "sunny in Oslo", "{\"city\":\"Oslo\",\"sky\":\"clear\"}");
+  expect_done(b, 2, true, "sunny in Oslo",
+              "{\"city\":\"Oslo\",\"sky\":\"clear\",\"temp\":21.1}");
   recorder_free(a);
   recorder_free(b);
 }

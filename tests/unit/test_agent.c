@@ -664,6 +664,40 @@ static void invalid_input_is_refused_before_anything_runs(void **state) {
   toolset_fini(&ts);
 }
 
+/* Numbers reach the tool as the values the model wrote, in the fewest digits
+ * that keep them: 0.1 as 0.1, not as the 17 digits of its nearest double.
+ * Whole numbers stay as written (100.0 a real, 7 an integer). The digits are
+ * chosen per input: one value that needs all 17 gets them, and so do the
+ * others beside it. */
+static void tools_get_numbers_in_their_shortest_form(void **state) {
+  (void)state;
+  struct toolset ts;
+  struct rig r;
+  start_with_owner_tools(&r, &ts, NULL);
+  call_tool(&r, "w1", "weather",
+            "{\"city\": \"Oslo\", \"p\": 0.1, \"lat\": 59.9139, \"n\": 100.0, \"i\": 7,"
+            " \"e\": 1.5e-9}");
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_AWAIT_TOOL);
+  assert_string_equal(r.ran, "weather {\"city\":\"Oslo\",\"p\":0.1,\"lat\":59.9139,"
+                             "\"n\":100.0,\"i\":7,\"e\":1.5e-9}");
+  assert_int_equal(agent_tool_done(&r.a, true, "mild", NULL), 0);
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_non_null(strstr(r.messages[1], "\"p\":0.1,\"lat\":59.9139,"));
+  call_tool(&r, "w2", "weather",
+            "{\"city\": \"Oslo\", \"p\": 0.1, \"s\": 0.30000000000000004}");
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_AWAIT_TOOL);
+  assert_string_equal(r.ran, "weather {\"city\":\"Oslo\",\"p\":0.10000000000000001,"
+                             "\"s\":0.30000000000000004}");
+  assert_int_equal(agent_tool_done(&r.a, true, "mild", NULL), 0);
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  rig_fini(&r);
+  toolset_fini(&ts);
+}
+
 /* The tool reads the input as one compact line of JSON, whatever layout the
  * model chose; an input that repeats a key is refused, since the check and the
  * tool could each read a different one of its values. */
@@ -789,6 +823,7 @@ int main(void) {
       cmocka_unit_test(owner_tool_runs_in_the_shell),
       cmocka_unit_test(invalid_input_is_refused_before_anything_runs),
       cmocka_unit_test(tools_get_the_checked_input_compact),
+      cmocka_unit_test(tools_get_numbers_in_their_shortest_form),
       cmocka_unit_test(locked_guard_refuses_tier_two_calls),
       cmocka_unit_test(step_up_comes_between_approval_and_decision),
       cmocka_unit_test(rejecting_needs_no_step_up),

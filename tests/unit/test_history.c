@@ -323,6 +323,25 @@ static void test_history_tool_duration_from_input_without_approval(void **state)
                    "'approval':null,'duration_ms':80,'at':'@00.100Z'}]");
 }
 
+/* A tool block's input shows its numbers as the model wrote them: 0.1, not the
+ * 17 digits of its nearest double (the text is checked, not the parsed JSON). */
+static void test_history_tool_input_numbers_are_shortest(void **state) {
+  struct history *h = *state;
+  CHUNK(h, "t-1", T0, TURN_EV("t-1"), USE("u1", "clock", "0"), INPUT("u1", "clock"));
+  message(h, "t-1", T0,
+          "{'role':'assistant','content':[{'type':'tool_use','id':'u1','name':'clock',"
+          "'input':{'x':0.1,'n':100.0}}]}");
+  turn_buf out;
+  turn_buf_init(&out, SIZE_MAX, NULL);
+  assert_int_equal(history_blocks(h, &out), 0);
+  assert_int_equal(turn_buf_append(&out, "", 1), TURN_OK);
+  bool shortest =
+      strstr((const char *)out.data, "\"input\":{\"x\":0.1,\"n\":100.0}") != NULL;
+  if (!shortest) print_error("got: %s\n", (const char *)out.data);
+  turn_buf_fini(&out);
+  assert_true(shortest);
+}
+
 /* A rejected call never runs; its result follows the decision at once. */
 static void test_history_tool_rejected_by_the_owner(void **state) {
   struct history *h = *state;
@@ -666,6 +685,7 @@ int main(void) {
       TEST(test_history_text_of_one_message_joined_not_across_tool_use),
       TEST(test_history_tool_details_come_from_events),
       TEST(test_history_tool_duration_from_input_without_approval),
+      TEST(test_history_tool_input_numbers_are_shortest),
       TEST(test_history_tool_rejected_by_the_owner),
       TEST(test_history_bug_duration_uses_another_calls_approval),
       TEST(test_history_tool_without_result_has_null_details),
