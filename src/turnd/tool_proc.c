@@ -35,7 +35,7 @@
  * group killed at once); KILLED has sent SIGKILL to the group. START_FAILED and
  * EXITED have no program (pid -1). GONE has no owner: only destroy() may touch
  * it. */
-/* pipe2, pidfd_open, POSIX_SPAWN_SETSID, posix_spawn_file_actions_add*_np */
+/* pipe2, pidfd_open, close_range */
 #define _GNU_SOURCE
 
 #include "tool_proc.h"
@@ -48,12 +48,13 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/pidfd.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -619,37 +620,76 @@ static int set_nonblocking(int fd) {
   return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
-/* posix_spawn with the child's setup of tool_proc.h. Returns 0 with *pid, or an
- * errno value (posix_spawn reports a failed exec or chdir this way). */
-static int spawn(struct tool_proc *p, int child_in, int child_out, pid_t *pid) {
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t at;
-  int rv = posix_spawn_file_actions_init(&fa);
-  if (rv != 0) return rv;
-  if ((rv = posix_spawnattr_init(&at)) != 0) {
-    posix_spawn_file_actions_destroy(&fa);
-    return rv;
-  }
-  sigset_t all, none;
-  sigfillset(&all); /* turnd ignores SIGPIPE; a tool should not inherit that */
-  sigemptyset(&none);
-  /* A session of its own, so a group of its own too (its id is the pid), and no
-   * controlling terminal: the owner's terminal, if turnd has one, is not the
-   * tool's to write to (its output goes through turnd, which cleans it). */
-  short flags = POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
-  if (rv == 0) rv = posix_spawnattr_setflags(&at, flags);
-  if (rv == 0) rv = posix_spawnattr_setsigdefault(&at, &all);
-  if (rv == 0) rv = posix_spawnattr_setsigmask(&at, &none);
-  if (rv == 0) rv = posix_spawn_file_actions_addchdir_np(&fa, p->tool->cwd);
-  if (rv == 0) rv = posix_spawn_file_actions_adddup2(&fa, child_in, 0);
-  if (rv == 0) rv = posix_spawn_file_actions_adddup2(&fa, child_out, 1);
-  if (rv == 0) rv = posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+/* The child's side of spawn(), between fork and exec. turnd has other threads,
+ * whose locks the child's copy of memory may hold, so only async-signal-safe
+ * calls: no malloc, no stdio. A failure's errno goes to report (close-on-exec,
+ * so a successful exec closes it unwritten) and the child exits. */
+static _Noreturn void child_run(const struct tool_proc *p, int child_in, int child_out,
+                                int report, pid_t parent) {
+  /* turnd ignores SIGPIPE and has handlers; the tool gets the defaults. */
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++)
+    (void)sigaction(sig, &dfl, NULL); /* SIGKILL and SIGSTOP refuse: no matter */
+  /* A session of its own, so a group of its own too (its id is the pid), and
+   * no controlling terminal: the owner's terminal, if turnd has one, is not
+   * the tool's to write to (its output goes through turnd, which cleans it).
+   * It dies with turnd, however turnd dies: a kill -9 leaves no tool running
+   * on with nobody to read it or end it at its timeout. */
+  if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) goto failed;
+  if (getppid() != parent) _exit(127); /* turnd died before the request took */
+  if (chdir(p->tool->cwd) != 0 || dup2(child_in, 0) < 0 || dup2(child_out, 1) < 0)
+    goto failed;
+  int null = open("/dev/null", O_WRONLY);
+  if (null < 0 || dup2(null, 2) < 0) goto failed;
   /* Our fds are close-on-exec, but not every library's: nothing else passes. */
-  if (rv == 0) rv = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-  if (rv == 0) rv = posix_spawn(pid, p->tool->argv[0], &fa, &at, p->tool->argv, p->env);
-  posix_spawnattr_destroy(&at);
-  posix_spawn_file_actions_destroy(&fa);
-  return rv;
+  if (close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) != 0) goto failed;
+  sigset_t none;
+  sigemptyset(&none);
+  (void)sigprocmask(SIG_SETMASK, &none, NULL);
+  execve(p->tool->argv[0], p->tool->argv, p->env);
+failed:;
+  int err = errno;
+  ssize_t n = write(report, &err, sizeof err); /* a pipe's small write is whole */
+  (void)n;
+  _exit(127);
+}
+
+/* Starts the program with the setup of tool_proc.h. fork and exec, where
+ * posix_spawn would do the rest, because only a child's own code can ask to die
+ * with its parent. Returns 0 with *pid, or an errno value (a failed chdir or
+ * exec among them, as posix_spawn reports them). */
+static int spawn(struct tool_proc *p, int child_in, int child_out, pid_t *pid) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) return errno;
+  /* No handler of turnd's may run in the child before it resets them. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t parent = getpid();
+  pid_t child = fork();
+  if (child == 0) child_run(p, child_in, child_out, report[1], parent);
+  int fork_err = errno;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  close(report[1]);
+  if (child < 0) {
+    close(report[0]);
+    return fork_err;
+  }
+  /* Blocks only until the exec: the one moment posix_spawn blocks too. */
+  int err = 0;
+  ssize_t n;
+  while ((n = read(report[0], &err, sizeof err)) < 0 && errno == EINTR) {
+  }
+  close(report[0]);
+  if (n == (ssize_t)sizeof err) { /* the child said why and exits */
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+    }
+    return err != 0 ? err : EIO;
+  }
+  *pid = child;
+  return 0;
 }
 
 /* NONE -> START_FAILED: DONE comes from the loop, never from inside start.
@@ -682,7 +722,7 @@ static int launch(struct tool_proc *p) {
   }
   p->in_fd = in[1];
   p->out_fd = out[0];
-  pid_t pid;
+  pid_t pid = -1;
   int rv = spawn(p, in[0], out[1], &pid);
   close(in[0]); /* the child's ends live on in the child only */
   close(out[1]);

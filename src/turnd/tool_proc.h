@@ -10,7 +10,9 @@
  *
  * The program runs as tool->argv (execv, no shell) in tool->cwd, in a session and
  * so a process group of its own (which tool_proc_kill and the timeout kill whole,
- * and which does not outlive the call) with no controlling terminal, with stderr
+ * and which does not outlive the call) with no controlling terminal, killed by
+ * the kernel if turnd dies first (however it dies: what the program started
+ * and left running is the program's own), with stderr
  * on /dev/null, no other inherited file
  * descriptor, default signal dispositions, an empty signal mask, and only
  *   PATH=/usr/local/bin:/usr/bin:/bin  HOME=<cwd>  LANG=C.UTF-8

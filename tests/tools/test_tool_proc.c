@@ -446,6 +446,70 @@ static void test_tool_proc_clean_child(void **state) {
   recorder_free(r);
 }
 
+/* Whether process pid is alive: not gone, not a zombie. */
+static bool pid_alive(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return false;
+  size_t len = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[len] = '\0';
+  const char *rest = strrchr(buf, ')');
+  char state;
+  return rest != NULL && sscanf(rest + 1, " %c", &state) == 1 && state != 'Z' &&
+         state != 'X';
+}
+
+/* The host process of test_tool_proc_dies_with_turnd: runs forever.sh on a loop
+ * of its own, as turnd would, and writes the tool's pid to report. */
+static _Noreturn void host_run(int report) {
+  struct tool t;
+  tool_init(&t, "forever.sh", NULL, SAFETY_MS);
+  struct recorder *r = calloc(1, sizeof *r);
+  if (r == NULL || (r->base = event_base_new()) == NULL) _exit(2);
+  r->break_on_progress = true;
+  r->proc = tool_proc_start(r->base, &t.cfg, "{}", on_event, r);
+  if (r->proc == NULL || event_base_dispatch(r->base) != 0 || r->n != 1) _exit(2);
+  pid_t pid = pid_in(r->ev[0].message);
+  if (write(report, &pid, sizeof pid) != (ssize_t)sizeof pid) _exit(2);
+  event_base_dispatch(r->base); /* forever.sh never ends: until killed */
+  _exit(2);
+}
+
+/* turnd killed with SIGKILL runs no code, yet the tool it was running dies with
+ * it: the tool asked for that between fork and exec. (What the tool started
+ * itself, here forever.sh's background sleep, is not its to ask for; the test
+ * ends that.) */
+static void test_tool_proc_dies_with_turnd(void **state) {
+  (void)state;
+  int report[2];
+  assert_int_equal(pipe(report), 0);
+  pid_t host = fork();
+  assert_true(host >= 0);
+  if (host == 0) {
+    close(report[0]);
+    host_run(report[1]);
+  }
+  close(report[1]);
+  pid_t tool = 0;
+  ssize_t n = read(report[0], &tool, sizeof tool);
+  close(report[0]);
+  if (n != (ssize_t)sizeof tool) kill(host, SIGKILL);
+  assert_int_equal(n, sizeof tool);
+  assert_true(pid_alive(tool));
+  assert_int_equal(kill(host, SIGKILL), 0);
+  assert_int_equal(waitpid(host, NULL, 0), host);
+  /* A safety net of 10 s, not a timing assertion: the kill is asynchronous. */
+  for (int i = 0; i < 1000 && pid_alive(tool); i++) {
+    struct timespec ms10 = {0, 10 * 1000 * 1000};
+    nanosleep(&ms10, NULL);
+  }
+  bool gone = !pid_alive(tool);
+  kill(-tool, SIGKILL); /* the group's leftovers */
+  assert_true(gone);
+}
+
 /* The owner kills the call from outside a callback: no more events, and the
  * group (the tool and both its sleeps) is killed and reaped on the loop. */
 static void test_tool_proc_kill_from_owner(void **state) {
@@ -658,6 +722,7 @@ int main(void) {
       cmocka_unit_test(test_tool_proc_last_line_without_newline),
       cmocka_unit_test(test_tool_proc_clean_child),
       cmocka_unit_test(test_tool_proc_kill_from_owner),
+      cmocka_unit_test(test_tool_proc_dies_with_turnd),
       cmocka_unit_test(test_tool_proc_kill_from_callback),
       cmocka_unit_test(test_tool_proc_kill_at_once),
       cmocka_unit_test(test_tool_proc_timeout),
