@@ -427,7 +427,9 @@ static uint64_t add_capped(uint64_t a, uint64_t b) {
   return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-/* The reply is complete: its calls run, unless it was cut at max_tokens. */
+/* The reply is complete: its calls run, unless it was cut at max_tokens, the
+ * token budget is spent, or the provider's policy stopped it (then it is not
+ * the reply the model meant to give, and the turn ends after it). */
 static void reply_done(struct agent *a, enum model_stop stop, struct agent_action *out) {
   convo_finish(&a->convo);
   a->tokens_in = add_capped(a->tokens_in, a->call_in);
@@ -435,28 +437,26 @@ static void reply_done(struct agent *a, enum model_stop stop, struct agent_actio
   a->call_in = a->call_out = 0;
   if (!a->explicit_stop)
     a->stop = stop == MODEL_STOP_MAX_TOKENS ? TURN_STOP_MAX_TOKENS : TURN_STOP_END_TURN;
+  a->tool = 0;
   if (a->limits.max_total_tokens > 0 &&
       add_capped(a->tokens_in, a->tokens_out) >= a->limits.max_total_tokens) {
-    /* The reply stays; its calls do not run, and each says so in its result,
-     * so the turn ends with none open. */
     a->stop = TURN_STOP_LIMIT_TOTAL_TOKENS;
-    a->skip_calls = true;
-    a->tool = 0;
-    a->state = a->n_calls > 0 ? AGENT_S_TOOLS : AGENT_S_END;
-    go_on(out);
-    return;
+    a->skip_calls = "not run: the turn reached its token limit";
+  } else if (stop == MODEL_STOP_REFUSED) {
+    a->skip_calls = "not run: the provider stopped the reply";
   }
-  a->tool = 0;
+  /* A reply cut at max_tokens leaves its calls open, as a cut may. The others
+   * that do not run each get a result that says so, so the turn ends with none
+   * open (the reply itself stays). */
   a->state =
       a->n_calls > 0 && a->stop != TURN_STOP_MAX_TOKENS ? AGENT_S_TOOLS : AGENT_S_END;
-  /* The protocol has no stop reason for it, and a reply that stops midway
-   * without a word reads as the model's own choice. */
-  if (stop == MODEL_STOP_REFUSED) {
+  /* The protocol has no stop reason for a policy's stop, and a reply that
+   * stops midway without a word reads as the model's own choice. */
+  if (stop == MODEL_STOP_REFUSED)
     notice(out,
            str_of("The model's provider stopped this reply under its content policy."));
-    return;
-  }
-  go_on(out);
+  else
+    go_on(out);
 }
 
 /* A tool call's input as everyone sees it from then on (the tool, the owner,
@@ -570,7 +570,10 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
     reply_done(a, ev->stop, out);
     return;
   case MODEL_EV_ERROR:
-    if (ev->throttled && a->retries < MAX_RETRIES) {
+    /* The same call again says again what this attempt said, text aside (it
+     * stays said): a call it began would be begun twice, so that fails instead,
+     * as the shell fails a throttle once anything was said. */
+    if (ev->throttled && a->retries < MAX_RETRIES && a->n_calls == 0) {
       a->retries++;
       double delay_s =
           ev->retry_after_s >= 0 ? ev->retry_after_s : backoff_s(a, a->retries);
@@ -862,13 +865,12 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     if (a->tool == a->n_calls) {
       convo_finish(&a->convo); /* the results go back in one message */
       /* the next model call, with the results; or the end the limit asked for */
-      a->state = a->skip_calls ? AGENT_S_END : AGENT_S_CALL;
+      a->state = a->skip_calls != NULL ? AGENT_S_END : AGENT_S_CALL;
       go_on(out);
       return;
     }
-    if (a->skip_calls) {
-      result(a, now_ms, out, TURN_STATUS_ERROR,
-             str_of("not run: the turn reached its token limit"));
+    if (a->skip_calls != NULL) {
+      result(a, now_ms, out, TURN_STATUS_ERROR, str_of(a->skip_calls));
       return;
     }
     struct agent_call *c = &a->calls[a->tool];

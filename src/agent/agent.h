@@ -113,9 +113,10 @@ struct agent {
   size_t step;                      /* its next step */
   bool step_begun;                  /* that step (a tool_use) is half done */
   bool explicit_stop;               /* the script's reply said how it stops */
-  bool skip_calls;                  /* a limit ends the turn: the calls do not run */
-  turn_stop_reason stop;            /* how the turn ends when nothing else says */
-  struct model_event inbox;         /* external: the model event to take next */
+  const char *skip_calls;   /* the turn ends after this reply, whose calls do not run:
+                               why, as each call's result says it; NULL: they run */
+  turn_stop_reason stop;    /* how the turn ends when nothing else says */
+  struct model_event inbox; /* external: the model event to take next */
   bool has_inbox;
   turn_buf inbox_text;        /* its strings: text, then id and name, each NUL-ended */
   unsigned retries;           /* throttled attempts of the current call */

@@ -529,8 +529,9 @@ static void held_text_is_sent_before_a_cancel(void **state) {
 }
 
 /* Under a budget of 100 tokens, a reply with one call to clock that says it
- * used in + out tokens; returns what the agent did then. */
-static enum agent_action_kind reply_with_usage(struct rig *r, uint64_t in, uint64_t out) {
+ * used in + out tokens and stops for stop; returns what the agent did then. */
+static enum agent_action_kind reply_with_usage(struct rig *r, uint64_t in, uint64_t out,
+                                               enum model_stop stop) {
   set_limits(r, 0, 100, 0);
   pump(r);
   feed(r, (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
@@ -540,7 +541,7 @@ static enum agent_action_kind reply_with_usage(struct rig *r, uint64_t in, uint6
   feed(r, (struct model_event){
               .kind = MODEL_EV_USAGE, .input_tokens = in, .output_tokens = out});
   pump(r);
-  feed(r, stop_ev(MODEL_STOP_TOOL_USE));
+  feed(r, stop_ev(stop));
   return pump(r);
 }
 
@@ -550,7 +551,7 @@ static void token_budget_ends_the_turn(void **state) {
   (void)state;
   struct rig r;
   rig_init(&r);
-  assert_int_equal(reply_with_usage(&r, 60, 40), AGENT_END);
+  assert_int_equal(reply_with_usage(&r, 60, 40, MODEL_STOP_TOOL_USE), AGENT_END);
   assert_string_equal(r.log, "turn [call] tool_use tool_input tool_result end ");
   assert_string_equal(r.last_text, "limit_total_tokens");
   assert_int_equal(r.n_messages, 3);
@@ -564,9 +565,71 @@ static void huge_token_counts_still_meet_the_budget(void **state) {
   (void)state;
   struct rig r;
   rig_init(&r);
-  assert_int_equal(reply_with_usage(&r, UINT64_MAX - 1, 5), AGENT_END);
+  assert_int_equal(reply_with_usage(&r, UINT64_MAX - 1, 5, MODEL_STOP_TOOL_USE),
+                   AGENT_END);
   assert_string_equal(r.log, "turn [call] tool_use tool_input tool_result end ");
   assert_string_equal(r.last_text, "limit_total_tokens");
+  rig_fini(&r);
+}
+
+static const char policy_notice[] =
+    "The model's provider stopped this reply under its content policy.";
+
+/* A reply the provider's content policy stopped is not the reply the model
+ * meant to give: a notice says so after its text, its calls do not run (each
+ * gets a result that says so, so none is left open), and the turn ends as
+ * end_turn, the protocol having no stop reason for it. */
+static void refused_reply_runs_no_calls_and_says_why(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  feed(&r, text_ev(MODEL_EV_TEXT, "Sure, "));
+  pump(&r);
+  call_tool(&r, "c1", "clock", "{}");
+  feed(&r, stop_ev(MODEL_STOP_REFUSED));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log,
+                      "turn [call] text tool_use tool_input notice tool_result end ");
+  assert_string_equal(r.notice, policy_notice);
+  assert_string_equal(r.result, "error/null");
+  assert_string_equal(r.last_text, "end_turn");
+  assert_int_equal(r.n_messages, 3);
+  assert_non_null(strstr(r.messages[1], "Sure, "));
+  assert_non_null(strstr(r.messages[2], "not run: the provider stopped the reply"));
+  rig_fini(&r);
+}
+
+/* The notice comes also when the same reply crossed the token budget. */
+static void refused_reply_past_the_budget_still_says_why(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  assert_int_equal(reply_with_usage(&r, 60, 40, MODEL_STOP_REFUSED), AGENT_END);
+  assert_string_equal(r.log, "turn [call] tool_use tool_input notice tool_result end ");
+  assert_string_equal(r.notice, policy_notice);
+  assert_string_equal(r.last_text, "limit_total_tokens");
+  rig_fini(&r);
+}
+
+/* A throttle after the attempt began a tool call is not retried: the call
+ * again would begin it twice. It fails like any other failure. */
+static void throttle_after_a_call_began_fails_the_call(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  feed(&r,
+       (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
+  pump(&r);
+  feed(&r, (struct model_event){.kind = MODEL_EV_ERROR,
+                                .text = "overloaded",
+                                .len = 10,
+                                .throttled = true,
+                                .retry_after_s = 1});
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] tool_use notice end ");
+  assert_string_equal(r.last_text, "error");
   rig_fini(&r);
 }
 
@@ -820,6 +883,9 @@ int main(void) {
       cmocka_unit_test(token_budget_ends_the_turn),
       cmocka_unit_test(huge_token_counts_still_meet_the_budget),
       cmocka_unit_test(model_call_cap_ends_the_turn),
+      cmocka_unit_test(refused_reply_runs_no_calls_and_says_why),
+      cmocka_unit_test(refused_reply_past_the_budget_still_says_why),
+      cmocka_unit_test(throttle_after_a_call_began_fails_the_call),
       cmocka_unit_test(owner_tool_runs_in_the_shell),
       cmocka_unit_test(invalid_input_is_refused_before_anything_runs),
       cmocka_unit_test(tools_get_the_checked_input_compact),
