@@ -26,6 +26,13 @@ static int feed(struct convo *c, const turn_event *ev, uint64_t at_ms) {
      * thinking again (convo_repair), but the history shows it. */
     convo_thinking(c, ev->text.delta, at_ms);
     return 0;
+  case TURN_EV_TOOL_USE:
+  case TURN_EV_THROTTLED:
+    /* A model call under way: the results before it went to the model as one
+     * message, even when this call adds nothing to the conversation (a call
+     * whose input never came whole) before its own results. */
+    if (c->open == CONVO_RESULTS) convo_finish(c);
+    return 0;
   case TURN_EV_TOOL_INPUT: {
     /* The agent puts a call in the reply once its input is complete, which is
      * when tool_input is sent. An input too long to travel whole was sent as a

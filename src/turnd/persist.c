@@ -244,10 +244,13 @@ static int recover_messages(struct turnd *d, const char *turn, struct session *s
 /* A turn a crash left without its end: what it said is kept as messages, then
  * a notice says what happened, then the end, as if turnd had been stopped. */
 static int end_unended(void *ctx, const char *turn, const char *session,
-                       uint64_t next_seq, uint64_t messages) {
+                       uint64_t next_seq, uint64_t messages, bool latest) {
   struct turnd *d = ctx;
   struct session *s = session_find(d, session);
-  if (s != NULL && recover_messages(d, turn, s, messages) != 0) return -1;
+  /* Only the latest turn's messages are the session's last: one that gave up
+   * on the store while turnd ran on has later turns' messages after its own,
+   * and what it said went to the model of none of them. */
+  if (s != NULL && latest && recover_messages(d, turn, s, messages) != 0) return -1;
   turn_buf lines;
   turn_buf_init(&lines, 4096, NULL);
   turn_event ev[3];

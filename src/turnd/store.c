@@ -54,8 +54,9 @@ static const char *const stmt_sql[ST_COUNT] = {
     [ST_TURN_FIND] = "SELECT 1 FROM turns WHERE id = ?1",
     [ST_UNENDED] = "SELECT t.id, t.session, coalesce((SELECT max(first_seq + n)"
                    " FROM events WHERE turn = t.id), 0), (SELECT count(*) FROM messages"
-                   " WHERE session = t.session AND turn = t.id) FROM turns t"
-                   " WHERE t.ended = 0",
+                   " WHERE session = t.session AND turn = t.id), NOT EXISTS (SELECT 1"
+                   " FROM turns l WHERE l.session = t.session AND l.rowid > t.rowid)"
+                   " FROM turns t WHERE t.ended = 0",
 };
 
 /* The reads of a session's conversation and history, on a reader's connection
@@ -400,6 +401,7 @@ int store_turn_exists(struct store *st, const char *turn) {
 struct unended {
   char *turn, *session;
   uint64_t next_seq, messages;
+  bool latest;
 };
 
 struct unended_list {
@@ -421,6 +423,7 @@ static int unended_row(sqlite3_stmt *s, void *arg) {
   u->session = strdup(col_text(s, 1));
   u->next_seq = col_u64(s, 2);
   u->messages = col_u64(s, 3);
+  u->latest = col_u64(s, 4) != 0;
   if (u->turn == NULL || u->session == NULL) {
     free(u->turn);
     free(u->session);
@@ -437,7 +440,7 @@ int store_unended_each(struct store *st, store_unended_cb *cb, void *ctx) {
   for (size_t i = 0; i < l.n; i++) {
     if (rc == 0)
       rc = cb(ctx, l.items[i].turn, l.items[i].session, l.items[i].next_seq,
-              l.items[i].messages);
+              l.items[i].messages, l.items[i].latest);
     free(l.items[i].turn);
     free(l.items[i].session);
   }

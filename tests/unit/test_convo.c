@@ -567,6 +567,15 @@ static void collected_free(struct collected *got) {
     free(got->m[i].json);
 }
 
+/* Ends the open message, as the shell does once the events are fed, and
+ * collects it. */
+static void finish_into(struct convo *c, struct collected *got) {
+  convo_finish(c);
+  struct convo_message last;
+  assert_true(convo_take(c, &last));
+  assert_int_equal(collect(got, &last), 0);
+}
+
 /* A turn's events, in two chunks, give back the reply and results the agent
  * made of the same words, each at its chunk's time; the reply still streaming
  * when the events stop is the last message, once finished. The turn's own
@@ -598,10 +607,7 @@ static void test_convo_recover_rebuilds_replies_and_results_from_events(void **s
   assert_int_equal(got.n, 0); /* the reply is still open */
   assert_int_equal(
       convo_recover(c, &arena, second, strlen(second), T0 + 500, collect, &got), 0);
-  convo_finish(c);
-  struct convo_message last;
-  assert_true(convo_take(c, &last));
-  assert_int_equal(collect(&got, &last), 0);
+  finish_into(c, &got);
   assert_int_equal(got.n, 3);
   expect_collected(&got, 0,
                    "{\"role\":\"assistant\",\"content\":["
@@ -653,6 +659,36 @@ static void test_convo_recover_partial_calls_errors_and_bad_lines(void **state) 
   turn_arena_fini(&arena);
 }
 
+/* Results stored as one message per model call: the next call's first
+ * tool_use (or its throttle) ends the open results even when that call adds
+ * nothing to the conversation before its own results. */
+static void test_convo_recover_a_new_call_ends_the_results(void **state) {
+  struct convo *c = *state;
+  turn_arena arena;
+  turn_arena_init(&arena, NULL);
+  struct collected got = {.stop_after = 8};
+  static const char lines[] =
+      "{\"v\":1,\"seq\":1,\"type\":\"tool_result\",\"id\":\"u1\",\"tool\":\"clock\","
+      "\"status\":\"ok\",\"summary\":\"noon\",\"approval\":null}\n"
+      "{\"v\":1,\"seq\":2,\"type\":\"throttled\",\"delay_seconds\":1.0}\n"
+      "{\"v\":1,\"seq\":3,\"type\":\"tool_result\",\"id\":\"u2\",\"tool\":\"clock\","
+      "\"status\":\"ok\",\"summary\":\"one\",\"approval\":null}\n"
+      "{\"v\":1,\"seq\":4,\"type\":\"tool_use\",\"id\":\"u3\",\"tool\":\"clock\","
+      "\"tier\":0}\n"
+      "{\"v\":1,\"seq\":5,\"type\":\"tool_result\",\"id\":\"u3\",\"tool\":\"clock\","
+      "\"status\":\"error\",\"summary\":\"no input\",\"approval\":null}\n";
+  assert_int_equal(convo_recover(c, &arena, lines, strlen(lines), T0, collect, &got), 0);
+  finish_into(c, &got);
+  assert_int_equal(got.n, 3);
+  for (size_t i = 0; i < 3; i++) {
+    static const char *const ids[] = {"u1", "u2", "u3"};
+    assert_non_null(strstr(got.m[i].json, "\"role\":\"user\""));
+    assert_non_null(strstr(got.m[i].json, ids[i]));
+  }
+  collected_free(&got);
+  turn_arena_fini(&arena);
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -673,6 +709,7 @@ int main(void) {
       TEST(test_convo_fini_frees_open_and_queued),
       TEST(test_convo_recover_rebuilds_replies_and_results_from_events),
       TEST(test_convo_recover_partial_calls_errors_and_bad_lines),
+      TEST(test_convo_recover_a_new_call_ends_the_results),
       cmocka_unit_test(test_convo_repair_leaves_a_whole_conversation),
       cmocka_unit_test(test_convo_repair_joins_neighbouring_user_messages),
       cmocka_unit_test(test_convo_repair_answers_calls_left_open),
