@@ -11,7 +11,10 @@
 # folder, --coalesce-ms left at its default): the turns at once, the turns'
 # starts spread out, then one turn alone (turnd's floor); then the same streams
 # read from the fake provider directly, without turnd (one hop): the floor of
-# the method. About a minute in all. It builds nothing: `make bench-provider`
+# the method; and the same streams through bench-relay, a process that only
+# copies bytes between the two sockets on one libevent loop: what any hop on
+# an event loop costs on this machine under the same load, the floor of a
+# design like turnd's. About a minute and a half in all. It builds nothing: `make bench-provider`
 # builds first. Prints each report, then the figures beside the target, with
 # turnd's CPU time per delta (its threads' run time from /proc) and the share of
 # the machine's CPU time the hypervisor took during each run (steal, from
@@ -29,7 +32,8 @@ build=${1:?usage: bench/provider_latency.sh BUILD_DIR}
 turnd=$build/turnd
 fake=$build/fake-provider
 bench=$build/bench-provider-latency
-for bin in "$turnd" "$fake" "$bench"; do
+relay=$build/bench-relay
+for bin in "$turnd" "$fake" "$bench" "$relay"; do
   [[ -x $bin ]] || {
     echo "provider_latency.sh: $bin is missing; run 'make bench-provider'" >&2
     exit 2
@@ -45,12 +49,14 @@ text="timed:$deltas"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/turnd-latency.XXXXXX")
 turnd_pid=""
 fake_pid=""
+relay_pid=""
 stop() { # pid
   kill -TERM "$1" 2>/dev/null || true
   wait "$1" 2>/dev/null || true
 }
 cleanup() {
   if [[ -n $turnd_pid ]]; then stop "$turnd_pid"; fi
+  if [[ -n $relay_pid ]]; then stop "$relay_pid"; fi
   if [[ -n $fake_pid ]]; then stop "$fake_pid"; fi
   rm -rf "$tmp"
 }
@@ -73,6 +79,9 @@ await_listen() {
 "$fake" --listen 127.0.0.1:0 >"$tmp/fake.out" 2>"$tmp/fake.err" &
 fake_pid=$!
 fake_url=$(await_listen "$tmp/fake.out" fake-provider)
+"$relay" --listen 127.0.0.1:0 --to "${fake_url#http://}" >"$tmp/relay.out" 2>"$tmp/relay.err" &
+relay_pid=$!
+relay_url=$(await_listen "$tmp/relay.out" bench-relay)
 
 coalesce="--coalesce-ms not offered"
 if "$turnd" --help 2>&1 | grep -q -- '--coalesce-ms'; then
@@ -151,7 +160,16 @@ for p in anthropic openai; do
   fi
   measure "$p-direct-1" "$p baseline: 1 turn from the fake provider" \
     --url "$fake_url" --direct "$p" --turns 1
+  measure "$p-relay" "$p floor: $turns turns at once through bench-relay" \
+    --url "$relay_url" --direct "$p" --turns "$turns"
+  if ((spread > 0)); then
+    measure "$p-spread-relay" \
+      "$p floor: $turns turns started over $spread ms through bench-relay" \
+      --url "$relay_url" --direct "$p" --turns "$turns" --spread-ms "$spread"
+  fi
 done
+stop "$relay_pid"
+relay_pid=""
 stop "$fake_pid"
 fake_pid=""
 
@@ -177,13 +195,17 @@ verdict() { # name label
     "steal $(kv "$1" steal_pct)% (baseline's run: $(kv "$1-direct" steal_pct)%)"
   echo "            baseline without turnd: $(figures "$1-direct"), mid-run" \
     "$(figures "$1-direct" mid_)"
+  echo "            through bench-relay instead: $(figures "$1-relay"), mid-run" \
+    "$(figures "$1-relay" mid_); $(kv "$1-relay" within_1ms_pct)% under $target_ms ms;" \
+    "steal $(kv "$1-relay" steal_pct)%"
 }
 echo
 echo "== target: a provider's text delta -> turnd's text line, p99 < $target_ms ms with" \
   "$turns turns streaming (p50 / p99 / max (deltas)), from the provider's write to" \
   "the line's arrival on the client's socket; read by the client: to its read;" \
   "mid-run: while every turn streamed; baseline: the same streams read from the" \
-  "fake provider directly"
+  "fake provider directly; bench-relay: read through a process that only copies" \
+  "the bytes"
 for p in anthropic openai; do
   verdict "$p" "$p, $turns turns at once"
   if ((spread > 0)); then verdict "$p-spread" "$p, $turns turns started over $spread ms"; fi
