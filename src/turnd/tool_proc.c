@@ -47,12 +47,12 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <pthread.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
