@@ -55,6 +55,7 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -625,7 +626,7 @@ static int set_nonblocking(int fd) {
  * calls: no malloc, no stdio. A failure's errno goes to report (close-on-exec,
  * so a successful exec closes it unwritten) and the child exits. */
 static _Noreturn void child_run(const struct tool_proc *p, int child_in, int child_out,
-                                int report, pid_t parent) {
+                                int report, pid_t parent, int fd_limit) {
   /* turnd ignores SIGPIPE and has handlers; the tool gets the defaults. */
   struct sigaction dfl;
   memset(&dfl, 0, sizeof dfl);
@@ -643,8 +644,12 @@ static _Noreturn void child_run(const struct tool_proc *p, int child_in, int chi
     goto failed;
   int null = open("/dev/null", O_WRONLY);
   if (null < 0 || dup2(null, 2) < 0) goto failed;
-  /* Our fds are close-on-exec, but not every library's: nothing else passes. */
-  if (close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) != 0) goto failed;
+  /* Our fds are close-on-exec, but not every library's: nothing else passes.
+   * A kernel before 5.11 (or a seccomp filter) refuses close_range: then each
+   * fd below the limit is marked on its own. */
+  if (close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) != 0)
+    for (int fd = 3; fd < fd_limit; fd++)
+      (void)fcntl(fd, F_SETFD, FD_CLOEXEC); /* EBADF for the fds not open */
   sigset_t none;
   sigemptyset(&none);
   (void)sigprocmask(SIG_SETMASK, &none, NULL);
@@ -661,15 +666,21 @@ failed:;
  * with its parent. Returns 0 with *pid, or an errno value (a failed chdir or
  * exec among them, as posix_spawn reports them). */
 static int spawn(struct tool_proc *p, int child_in, int child_out, pid_t *pid) {
+  /* Above stdio, like the tool's pipes: a report end on 0-2 would be replaced
+   * by the child's own dup2 and the failure read as a start. */
   int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0) return errno;
+  if (make_pipe(report) != 0) return errno;
+  struct rlimit nofile;
+  int fd_limit = getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < 65536
+                     ? (int)nofile.rlim_cur
+                     : 65536;
   /* No handler of turnd's may run in the child before it resets them. */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   pid_t parent = getpid();
   pid_t child = fork();
-  if (child == 0) child_run(p, child_in, child_out, report[1], parent);
+  if (child == 0) child_run(p, child_in, child_out, report[1], parent, fd_limit);
   int fork_err = errno;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   close(report[1]);

@@ -497,7 +497,7 @@ static void test_tool_proc_dies_with_turnd(void **state) {
   close(report[0]);
   if (n != (ssize_t)sizeof tool) kill(host, SIGKILL);
   assert_int_equal(n, sizeof tool);
-  assert_true(pid_alive(tool));
+  bool was_alive = pid_alive(tool);
   assert_int_equal(kill(host, SIGKILL), 0);
   assert_int_equal(waitpid(host, NULL, 0), host);
   /* A safety net of 10 s, not a timing assertion: the kill is asynchronous. */
@@ -507,6 +507,7 @@ static void test_tool_proc_dies_with_turnd(void **state) {
   }
   bool gone = !pid_alive(tool);
   kill(-tool, SIGKILL); /* the group's leftovers */
+  assert_true(was_alive);
   assert_true(gone);
 }
 
@@ -703,6 +704,42 @@ static void test_tool_proc_cannot_start(void **state) {
   rmdir(dir);
 }
 
+/* A turnd whose stdin and stdout were closed (a daemon's), their numbers free
+ * again: a tool that cannot start is still reported as one that could not
+ * start. The run is in a child process, which closes its own 0 and 1 and
+ * sends the summary back over a pipe. */
+static void test_tool_proc_cannot_start_without_stdio(void **state) {
+  (void)state;
+  int back[2];
+  assert_int_equal(pipe(back), 0);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    close(back[0]);
+    struct tool t;
+    tool_init(&t, "good.sh", NULL, SAFETY_MS);
+    t.argv[0] = (char *)"/nonexistent/tool";
+    struct recorder *r = calloc(1, sizeof *r);
+    if (r == NULL || (r->base = event_base_new()) == NULL) _exit(2);
+    close(0);
+    close(1);
+    r->proc = tool_proc_start(r->base, &t.cfg, "{}", on_event, r);
+    if (r->proc == NULL) _exit(2);
+    event_base_dispatch(r->base);
+    const char *said = r->n == 1 && r->ev[0].summary != NULL ? r->ev[0].summary : "?";
+    ssize_t w = write(back[1], said, strlen(said));
+    _exit(w < 0 ? 2 : 0);
+  }
+  close(back[1]);
+  char said[256] = {0};
+  ssize_t n = read(back[0], said, sizeof said - 1);
+  close(back[0]);
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(n > 0);
+  assert_string_equal(said, "the tool could not start: No such file or directory");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tool_proc_good_tool),
@@ -730,6 +767,7 @@ int main(void) {
       cmocka_unit_test(test_tool_proc_stdin_closed_early),
       cmocka_unit_test(test_tool_proc_lingering_after_result),
       cmocka_unit_test(test_tool_proc_cannot_start),
+      cmocka_unit_test(test_tool_proc_cannot_start_without_stdio),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
