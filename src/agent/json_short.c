@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Whether v holds a real anywhere: without one, every precision writes the
  * same text and one pass is enough. */
@@ -21,11 +22,22 @@ static bool has_real(const json_t *v) {
   return false;
 }
 
+/* Past this, a value is written with 17 digits at once: the check reads the
+ * whole text back, up to twice, and a message of megabytes is not worth that
+ * for its numbers' looks. */
+#define SHORTEST_MAX_BYTES (256u << 10)
+
 char *json_dumps_shortest(const json_t *v, size_t flags) {
   if (!has_real(v)) return json_dumps(v, flags);
   for (int digits = 15; digits < 17; digits++) {
     char *out = json_dumps(v, flags | JSON_REAL_PRECISION(digits));
-    json_t *back = out != NULL ? json_loads(out, JSON_DECODE_ANY, NULL) : NULL;
+    if (out != NULL && strlen(out) > SHORTEST_MAX_BYTES) {
+      free(out);
+      break;
+    }
+    /* JSON_ALLOW_NUL: a string holding \u0000 reads back too. */
+    json_t *back =
+        out != NULL ? json_loads(out, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL) : NULL;
     bool same = back != NULL && json_equal(back, v);
     json_decref(back);
     if (same) return out;
