@@ -13,6 +13,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,12 +69,16 @@ static void on_event(struct bufferevent *bev, short what, void *arg) {
     return;
   }
   if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) return;
+  if (p->closing) { /* the end still draining went too: nothing left to copy */
+    pair_free(p);
+    return;
+  }
   int side = side_of(p, bev);
   struct bufferevent *other = p->end[1 - side];
   on_read(bev, p); /* what came with the end */
   bufferevent_free(bev);
   p->end[side] = NULL;
-  if (p->closing || evbuffer_get_length(bufferevent_get_output(other)) == 0) {
+  if (evbuffer_get_length(bufferevent_get_output(other)) == 0) {
     pair_free(p);
     return;
   }
@@ -126,6 +131,7 @@ static int resolve(const char *hostport, struct sockaddr_storage *addr, socklen_
 }
 
 int main(int argc, char **argv) {
+  signal(SIGPIPE, SIG_IGN); /* a reader gone mid-write is an error, not our end */
   const char *listen_at = NULL, *to = NULL;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--listen") == 0)
