@@ -43,9 +43,11 @@
 #include "agent/json_short.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
@@ -645,9 +647,12 @@ static _Noreturn void child_run(const struct tool_proc *p, int child_in, int chi
   int null = open("/dev/null", O_WRONLY);
   if (null < 0 || dup2(null, 2) < 0) goto failed;
   /* Our fds are close-on-exec, but not every library's: nothing else passes.
-   * A kernel before 5.11 (or a seccomp filter) refuses close_range: then each
-   * fd below the limit is marked on its own. */
-  if (close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) != 0)
+   * Kernels 5.9 and 5.10 close but cannot mark: all but report is closed (it
+   * is close-on-exec, and above stdio). An older kernel or a seccomp filter
+   * refuses both: each fd below fd_limit is marked on its own. */
+  if (close_range(3, ~0u, CLOSE_RANGE_CLOEXEC) != 0 &&
+      ((report > 3 && close_range(3, (unsigned)report - 1, 0) != 0) ||
+       close_range((unsigned)report + 1, ~0u, 0) != 0))
     for (int fd = 3; fd < fd_limit; fd++)
       (void)fcntl(fd, F_SETFD, FD_CLOEXEC); /* EBADF for the fds not open */
   sigset_t none;
@@ -661,6 +666,35 @@ failed:;
   _exit(127);
 }
 
+/* The fds a child without close_range must mark one by one: up to the highest
+ * open now, which /proc/self/fd tells, or else the open-files limit. Only asked
+ * where close_range is refused (found once): a walk of /proc per start is not
+ * free. An fd another thread opens meanwhile is close-on-exec, as every
+ * library here opens them. */
+static int fd_walk_limit(void) {
+  static int has_close_range = -1; /* unknown; the loop's thread only */
+  if (has_close_range < 0)         /* a range no process holds: a no-op where it exists */
+    has_close_range = close_range(~0u - 1, ~0u, 0) == 0;
+  if (has_close_range) return 0;
+  int highest = -1;
+  DIR *dir = opendir("/proc/self/fd");
+  if (dir != NULL) {
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL) {
+      char *end;
+      long fd = strtol(e->d_name, &end, 10);
+      if (end != e->d_name && *end == '\0' && fd > highest && fd < INT_MAX)
+        highest = (int)fd;
+    }
+    closedir(dir);
+    return highest + 1;
+  }
+  struct rlimit nofile;
+  return getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < 65536
+             ? (int)nofile.rlim_cur
+             : 65536;
+}
+
 /* Starts the program with the setup of tool_proc.h. fork and exec, where
  * posix_spawn would do the rest, because only a child's own code can ask to die
  * with its parent. Returns 0 with *pid, or an errno value (a failed chdir or
@@ -670,10 +704,7 @@ static int spawn(struct tool_proc *p, int child_in, int child_out, pid_t *pid) {
    * by the child's own dup2 and the failure read as a start. */
   int report[2];
   if (make_pipe(report) != 0) return errno;
-  struct rlimit nofile;
-  int fd_limit = getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < 65536
-                     ? (int)nofile.rlim_cur
-                     : 65536;
+  int fd_limit = fd_walk_limit();
   /* No handler of turnd's may run in the child before it resets them. */
   sigset_t all, old;
   sigfillset(&all);
