@@ -317,6 +317,8 @@ static void fault(struct tool_proc *p, const char *why) {
 }
 
 static const char not_protocol[] = "the tool wrote something that is not its protocol";
+static const char too_big_number[] =
+    "the tool wrote a number too big for turnd to read exactly";
 static const char too_much[] = "the tool wrote too much";
 
 /* {"ok": bool, "summary": string, "result"?: any} and nothing else. */
@@ -363,7 +365,8 @@ static void take_line(struct tool_proc *p, const char *s, size_t len) {
     blank++;
   if (blank == len) return;
   /* Without JSON_ALLOW_NUL a "\u0000" is refused, so strings are C strings. */
-  json_t *j = json_loadb(s, len, JSON_REJECT_DUPLICATES, NULL);
+  json_error_t err;
+  json_t *j = json_loadb(s, len, JSON_REJECT_DUPLICATES, &err);
   json_t *progress = json_object_get(j, "progress");
   if (json_is_string(progress) && json_object_size(j) == 1) {
     if (++p->progress_n > TOOL_PROC_PROGRESS_MAX) {
@@ -376,6 +379,11 @@ static void take_line(struct tool_proc *p, const char *s, size_t len) {
     }
   } else if (json_is_object(j) && is_result(j)) {
     take_result(p, j);
+  } else if (j == NULL && json_error_code(&err) == json_error_numeric_overflow) {
+    /* An integer outside int64 (a hash, an id): valid JSON, but jansson could
+     * hold it only as a rounded real, and a changed id is worse than a clear
+     * failure. */
+    fault(p, too_big_number);
   } else {
     fault(p, not_protocol);
   }

@@ -13,6 +13,7 @@ array) printf '[{"progress": "a"}]\n' ;;
 duplicate) printf '{"ok": true, "ok": false, "summary": "x"}\n' ;;
 nul) printf '{"progress": "a\\u0000b"}\n' ;;
 after-progress) printf '{"progress": "fine so far"}\nnot json\n' ;;
+big-integer) printf '{"ok": true, "summary": "x", "result": {"id": 18446744073709551616}}\n' ;;
 esac
 printf '{"ok": true, "summary": "too late"}\n'
 sleep 1000

@@ -322,6 +322,12 @@ static void test_tool_proc_invalid_output(void **state) {
   expect_progress(r, 0, "fine so far");
   expect_done(r, 1, false, not_protocol, NULL);
   recorder_free(r);
+  /* Valid JSON all the same: the failure says what it is. */
+  tool_init(&t, "invalid.sh", "big-integer", SAFETY_MS);
+  r = run_tool(&t, "{}");
+  expect_done(r, 0, false, "the tool wrote a number too big for turnd to read exactly",
+              NULL);
+  recorder_free(r);
 }
 
 static void test_tool_proc_flood_of_garbage(void **state) {
