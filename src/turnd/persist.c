@@ -247,9 +247,10 @@ static int end_unended(void *ctx, const char *turn, const char *session,
                        uint64_t next_seq, uint64_t messages, bool latest) {
   struct turnd *d = ctx;
   struct session *s = session_find(d, session);
-  /* Only the latest turn's messages are the session's last: one that gave up
-   * on the store while turnd ran on has later turns' messages after its own,
-   * and what it said went to the model of none of them. */
+  /* Only a turn whose messages are the session's last gets more: one that
+   * gave up on the store while turnd ran on has later turns' messages after
+   * its own, and what it said went to the model of none of them. (A later
+   * turn refused as busy stored none and does not count.) */
   if (s != NULL && latest && recover_messages(d, turn, s, messages) != 0) return -1;
   turn_buf lines;
   turn_buf_init(&lines, 4096, NULL);

@@ -52,11 +52,13 @@ static const char *const stmt_sql[ST_COUNT] = {
                        " FROM events WHERE turn = ?1 AND first_seq <= ?2), 0)"
                        " ORDER BY first_seq",
     [ST_TURN_FIND] = "SELECT 1 FROM turns WHERE id = ?1",
-    [ST_UNENDED] = "SELECT t.id, t.session, coalesce((SELECT max(first_seq + n)"
-                   " FROM events WHERE turn = t.id), 0), (SELECT count(*) FROM messages"
-                   " WHERE session = t.session AND turn = t.id), NOT EXISTS (SELECT 1"
-                   " FROM turns l WHERE l.session = t.session AND l.rowid > t.rowid)"
-                   " FROM turns t WHERE t.ended = 0",
+    [ST_UNENDED] =
+        "SELECT t.id, t.session, coalesce((SELECT max(first_seq + n)"
+        " FROM events WHERE turn = t.id), 0), (SELECT count(*) FROM messages"
+        " WHERE session = t.session AND turn = t.id), NOT EXISTS (SELECT 1"
+        " FROM turns l JOIN messages m ON m.session = l.session AND m.turn = l.id"
+        " WHERE l.session = t.session AND l.rowid > t.rowid)"
+        " FROM turns t WHERE t.ended = 0",
 };
 
 /* The reads of a session's conversation and history, on a reader's connection

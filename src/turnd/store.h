@@ -101,9 +101,10 @@ int store_turn_exists(struct store *st, const char *turn);
 /* Turns that were running when turnd stopped without ending them (a crash, a
  * kill -9, or a turn that gave up on the store): for each, cb gets the turn,
  * its session, the next seq, how many of the session's messages belong to the
- * turn and whether it is the session's latest turn; the caller appends the
- * events that end it and marks it ended (cb may write and read: the list is
- * read before the first call). */
+ * turn and whether its messages are the session's last (no later turn stored
+ * any; a turn refused as busy stores none). The caller appends the events that
+ * end it and marks it ended (cb may write and read: the list is read before
+ * the first call). */
 typedef int store_unended_cb(void *ctx, const char *turn, const char *session,
                              uint64_t next_seq, uint64_t messages, bool latest);
 int store_unended_each(struct store *st, store_unended_cb *cb, void *ctx);
