@@ -22,26 +22,27 @@ static bool has_real(const json_t *v) {
   return false;
 }
 
-/* Past this, a value is written with 17 digits at once: the check reads the
- * whole text back, up to twice, and a message of megabytes is not worth that
- * for its numbers' looks. */
+/* Past this, a value keeps its 17 digits: the check reads the whole text back,
+ * up to twice, and a body of megabytes is not worth that for its numbers'
+ * looks. */
 #define SHORTEST_MAX_BYTES (256u << 10)
 
 char *json_dumps_shortest(const json_t *v, size_t flags) {
   if (!has_real(v)) return json_dumps(v, flags);
+  char *exact = json_dumps(v, flags); /* jansson's 17 digits: always the value */
+  if (exact == NULL || strlen(exact) > SHORTEST_MAX_BYTES) return exact;
   for (int digits = 15; digits < 17; digits++) {
     char *out = json_dumps(v, flags | JSON_REAL_PRECISION(digits));
-    if (out != NULL && strlen(out) > SHORTEST_MAX_BYTES) {
-      free(out);
-      break;
-    }
     /* JSON_ALLOW_NUL: a string holding \u0000 reads back too. */
     json_t *back =
         out != NULL ? json_loads(out, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL) : NULL;
     bool same = back != NULL && json_equal(back, v);
     json_decref(back);
-    if (same) return out;
+    if (same) {
+      free(exact);
+      return out;
+    }
     free(out);
   }
-  return json_dumps(v, flags);
+  return exact;
 }

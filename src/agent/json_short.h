@@ -12,8 +12,8 @@
  * in v reads back unchanged: one count for the whole value, so a single real
  * that needs 17 digits gives all of them 17 (15 alone would change some: 0.1 +
  * 0.2 is 0.30000000000000004, not 0.3). A text past 256 KiB keeps 17 digits
- * (exact, only longer). flags must not hold a JSON_REAL_PRECISION. Returns the
- * text to free(), or NULL when out of memory. */
+ * (exact, only longer), at the cost of one dump. flags must not hold a
+ * JSON_REAL_PRECISION. Returns the text to free(), or NULL when out of memory. */
 char *json_dumps_shortest(const json_t *v, size_t flags);
 
 #endif

@@ -23,6 +23,7 @@
  *   any     -> FAILED  [fail(), on_error: ERROR handed out]
  *   DONE and FAILED absorb. In BLOCK one block is open, its index n_blocks - 1;
  *   tool_input holds bytes only while that block is a tool_use. */
+#include "json_short.h"
 #include "provider_impl.h"
 
 #include "turn/turn.h"
@@ -498,7 +499,7 @@ char *provider_anthropic_body(const struct provider_request *req) {
     for (size_t i = 0; ok && i < req->n_tools; i++)
       ok = json_array_append_new(tools, tool_json(&req->tools[i])) == 0;
   }
-  char *body = ok ? json_dumps(root, JSON_COMPACT) : NULL;
+  char *body = ok ? json_dumps_shortest(root, JSON_COMPACT) : NULL;
   json_decref(messages);
   json_decref(root);
   return body;

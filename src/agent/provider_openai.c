@@ -22,6 +22,7 @@
  * A tool call: NONE -> PENDING -> STARTED -> ENDED. PENDING holds back its START
  * until arguments arrive (or the reply finishes), so a name that comes in pieces
  * is whole when it is handed out; its arguments wait in `args` meanwhile. */
+#include "json_short.h"
 #include "provider_impl.h"
 
 #include "turn/turn.h"
@@ -588,7 +589,8 @@ static json_t *tool_call(json_t *block) {
   json_t *name = json_object_get(block, "name");
   json_t *input = json_object_get(block, "input");
   if (!json_is_string(id) || !json_is_string(name)) return NULL;
-  char *args = input != NULL ? json_dumps(input, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+  char *args =
+      input != NULL ? json_dumps_shortest(input, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
   json_t *call = json_pack("{s:O, s:s, s:{s:O, s:s}}", "id", id, "type", "function",
                            "function", "name", name, "arguments", args ? args : "{}");
   free(args);
@@ -690,7 +692,7 @@ char *provider_openai_body(const struct provider_request *req) {
       ok = push(tools, tool_entry(&req->tools[i]));
     json_decref(tools);
   }
-  char *text = ok ? json_dumps(body, JSON_COMPACT) : NULL;
+  char *text = ok ? json_dumps_shortest(body, JSON_COMPACT) : NULL;
   json_decref(messages);
   json_decref(body);
   return text;

@@ -3,6 +3,8 @@
  * default instead of failing the call. */
 #include "tools_demo.h"
 
+#include "json_short.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -85,7 +87,7 @@ const char *demo_visible_input(const char *name, const char *input_json,
   if (strcmp(name, "render_ui") != 0) return input_json;
   json_t *in = load(input_json);
   json_object_del(in, "html"); /* the HTML travels in the widget event only */
-  char *text = json_dumps(in, JSON_COMPACT);
+  char *text = json_dumps_shortest(in, JSON_COMPACT);
   json_decref(in);
   if (text == NULL) return NULL;
   turn_str s = arena_str(arena, text, strlen(text));

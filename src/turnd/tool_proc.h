@@ -12,7 +12,8 @@
  * so a process group of its own (which tool_proc_kill and the timeout kill whole,
  * and which does not outlive the call) with no controlling terminal, killed by
  * the kernel if turnd dies first (however it dies: what the program started
- * and left running is the program's own), with stderr
+ * and left running is the program's own, and a set-user-ID program or one with
+ * file capabilities loses the request at its exec), with stderr
  * on /dev/null, no other inherited file
  * descriptor, default signal dispositions, an empty signal mask, and only
  *   PATH=/usr/local/bin:/usr/bin:/bin  HOME=<cwd>  LANG=C.UTF-8

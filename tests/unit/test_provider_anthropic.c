@@ -656,6 +656,25 @@ static void test_provider_anthropic_body_full_request(void **state) {
   free(body);
 }
 
+/* The body's numbers are as the model wrote them: 21.1, not the 17 digits of
+ * its nearest double (compared as text: parsed, both are the same value). */
+static void test_provider_anthropic_body_numbers_are_shortest(void **state) {
+  (void)state;
+  const char *messages[] = {
+      "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}",
+      "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"u1\","
+      "\"name\":\"thermostat\",\"input\":{\"t\":21.1}}]}",
+      "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
+      "\"u1\",\"content\":\"set\",\"is_error\":false}]}"};
+  struct provider_request req = {"m", NULL, messages, 3, NULL, 0, 64, false};
+  char *body = provider_anthropic_body(&req);
+  assert_non_null(body);
+  bool shortest = strstr(body, "\"input\":{\"t\":21.1}") != NULL;
+  if (!shortest) print_error("body: %s\n", body);
+  free(body);
+  assert_true(shortest);
+}
+
 static void test_provider_anthropic_body_without_system_or_tools(void **state) {
   (void)state;
   const char *messages[] = {
@@ -802,6 +821,7 @@ int main(void) {
       cmocka_unit_test(test_provider_anthropic_tool_input_limit),
       cmocka_unit_test(test_provider_anthropic_free_mid_stream),
       cmocka_unit_test(test_provider_anthropic_body_full_request),
+      cmocka_unit_test(test_provider_anthropic_body_numbers_are_shortest),
       cmocka_unit_test(test_provider_anthropic_body_without_system_or_tools),
       cmocka_unit_test(test_provider_anthropic_body_refuses_bad_json),
       cmocka_unit_test(test_provider_error_message_shapes),

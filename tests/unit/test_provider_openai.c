@@ -574,7 +574,8 @@ static const struct provider_tool clock_tool = {
 
 /* One turn of convo.h's messages: a question, a reply with thinking, text and a
  * tool call, and the call's result. Thinking is not sent back; the input object
- * becomes the arguments string. */
+ * becomes the arguments string, its numbers as the model wrote them (0.1, not
+ * the 17 digits of its nearest double). */
 static void test_provider_openai_body_tool_turn(void **state) {
   (void)state;
   const char *messages[] = {
@@ -582,7 +583,8 @@ static void test_provider_openai_body_tool_turn(void **state) {
       "it?\"}]}",
       "{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":\"the "
       "user wants the time\"},{\"type\":\"text\",\"text\":\"Let me look.\"},{\"type\":"
-      "\"tool_use\",\"id\":\"u1\",\"name\":\"clock\",\"input\":{\"tz\":\"UTC\"}}]}",
+      "\"tool_use\",\"id\":\"u1\",\"name\":\"clock\",\"input\":{\"tz\":\"UTC\","
+      "\"lat\":0.1}}]}",
       "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"u1\","
       "\"content\":\"08:00 UTC\",\"is_error\":false}]}"};
   struct provider_request req = {.model = "gpt-4o-mini",
@@ -600,7 +602,7 @@ static void test_provider_openai_body_tool_turn(void **state) {
       "{\"role\":\"user\",\"content\":\"What time is it?\"},"
       "{\"role\":\"assistant\",\"content\":\"Let me look.\",\"tool_calls\":[{\"id\":"
       "\"u1\",\"type\":\"function\",\"function\":{\"name\":\"clock\",\"arguments\":"
-      "\"{\\\"tz\\\":\\\"UTC\\\"}\"}}]},"
+      "\"{\\\"tz\\\":\\\"UTC\\\",\\\"lat\\\":0.1}\"}}]},"
       "{\"role\":\"tool\",\"tool_call_id\":\"u1\",\"content\":\"08:00 UTC\"}],"
       "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"clock\","
       "\"description\":\"The time now in a zone.\",\"parameters\":{\"type\":\"object\","
