@@ -11,7 +11,6 @@
  * provider's reasoning), text that is only white space, and a call's input that
  * is not an object. The store keeps what happened; this repairs what is sent. */
 #include "convo.h"
-#include "json_short.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -172,7 +171,9 @@ int convo_repair(char ***messages, size_t *n) {
   char **out = calloc(count > 0 ? count : 1, sizeof *out);
   bool ok = out != NULL;
   for (size_t i = 0; ok && i < count; i++) {
-    out[i] = json_dumps_shortest(json_array_get(fixed, i), JSON_COMPACT);
+    /* Only an intermediate: the request body parses it again and writes its
+     * numbers shortest itself. */
+    out[i] = json_dumps(json_array_get(fixed, i), JSON_COMPACT);
     ok = out[i] != NULL;
   }
   json_decref(fixed);
