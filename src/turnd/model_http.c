@@ -209,6 +209,16 @@ static void on_model_event(void *ctx, const struct model_event *ev) {
   deliver(ctx, ev);
 }
 
+/* The call fails for a reason of turnd's own, outside libcurl's callbacks, and
+ * is freed. Counted as inside libcurl meanwhile: the owner's callback may abort
+ * c (then c stays until here) or start another call (then it waits). */
+static void fail_and_free(struct model_call *c, const char *message) {
+  c->mh->in_curl++;
+  fail(c, message, false, -1);
+  c->mh->in_curl--;
+  call_free(c);
+}
+
 static void on_sse_event(void *ctx, const char *event, const char *data, size_t len) {
   struct model_call *c = ctx;
   provider_stream_event(c->stream, event, data, len);
@@ -384,10 +394,7 @@ static void add_waiting(struct model_http *mh) {
     } else {
       c->waiting = false;
       mh->waiting--;
-      mh->in_curl++;
-      fail(c, "turnd could not start the request", false, -1);
-      mh->in_curl--;
-      call_free(c);
+      fail_and_free(c, "turnd could not start the request");
       next = mh->calls; /* a failure's callback may have started another call */
     }
     c = next;
@@ -416,10 +423,7 @@ static void on_stall(evutil_socket_t fd, short what, void *arg) {
   (void)what;
   struct model_call *c = arg;
   struct model_http *mh = c->mh;
-  mh->in_curl++; /* as in reap: the owner may abort c, or start a call */
-  fail(c, "the model's stream stalled", false, -1);
-  mh->in_curl--;
-  call_free(c);
+  fail_and_free(c, "the model's stream stalled");
   add_waiting(mh);
   drop_aborted(mh);
 }
