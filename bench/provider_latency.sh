@@ -140,33 +140,31 @@ measure() { # name label bench-options...
     "${used:+; turnd used $(kv "$name" turnd_us_per_delta) us of CPU per delta}"
 }
 
+# at_once_and_spread SUFFIX HEAD WHERE bench-options...: the turns started at
+# once, then (with LATENCY_SPREAD_MS) over that many ms; runs p$SUFFIX and
+# p-spread$SUFFIX, labelled "HEAD ... WHERE".
+at_once_and_spread() {
+  local sfx=$1 head=$2 where=$3
+  shift 3
+  measure "$p$sfx" "$head $turns turns at once $where" "$@" --turns "$turns"
+  if ((spread > 0)); then
+    measure "$p-spread$sfx" "$head $turns turns started over $spread ms $where" "$@" \
+      --turns "$turns" --spread-ms "$spread"
+  fi
+}
+
 for p in anthropic openai; do
   start_turnd "$p"
-  measure "$p" "$p: $turns turns at once through turnd" --url "$turnd_url" \
-    --turns "$turns"
-  if ((spread > 0)); then
-    measure "$p-spread" "$p: $turns turns started over $spread ms through turnd" \
-      --url "$turnd_url" --turns "$turns" --spread-ms "$spread"
-  fi
+  at_once_and_spread "" "$p:" "through turnd" --url "$turnd_url"
   measure "$p-1" "$p: 1 turn through turnd" --url "$turnd_url" --turns 1
   stop "$turnd_pid"
   turnd_pid=""
-  measure "$p-direct" "$p baseline: $turns turns at once from the fake provider" \
-    --url "$fake_url" --direct "$p" --turns "$turns"
-  if ((spread > 0)); then
-    measure "$p-spread-direct" \
-      "$p baseline: $turns turns started over $spread ms from the fake provider" \
-      --url "$fake_url" --direct "$p" --turns "$turns" --spread-ms "$spread"
-  fi
+  at_once_and_spread -direct "$p baseline:" "from the fake provider" --url "$fake_url" \
+    --direct "$p"
   measure "$p-direct-1" "$p baseline: 1 turn from the fake provider" \
     --url "$fake_url" --direct "$p" --turns 1
-  measure "$p-relay" "$p floor: $turns turns at once through bench-relay" \
-    --url "$relay_url" --direct "$p" --turns "$turns"
-  if ((spread > 0)); then
-    measure "$p-spread-relay" \
-      "$p floor: $turns turns started over $spread ms through bench-relay" \
-      --url "$relay_url" --direct "$p" --turns "$turns" --spread-ms "$spread"
-  fi
+  at_once_and_spread -relay "$p floor:" "through bench-relay" --url "$relay_url" \
+    --direct "$p"
 done
 stop "$relay_pid"
 relay_pid=""
