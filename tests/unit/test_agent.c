@@ -534,10 +534,7 @@ static enum agent_action_kind reply_with_usage(struct rig *r, uint64_t in, uint6
                                                enum model_stop stop) {
   set_limits(r, 0, 100, 0);
   pump(r);
-  feed(r, (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
-  pump(r);
-  feed(r, (struct model_event){.kind = MODEL_EV_TOOL_END, .text = "{}", .len = 2});
-  pump(r);
+  call_tool(r, "c1", "clock", "{}");
   feed(r, (struct model_event){
               .kind = MODEL_EV_USAGE, .input_tokens = in, .output_tokens = out});
   pump(r);
@@ -639,11 +636,7 @@ static void model_call_cap_ends_the_turn(void **state) {
   rig_init(&r);
   set_limits(&r, 1, 0, 0);
   pump(&r);
-  feed(&r,
-       (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
-  pump(&r);
-  feed(&r, (struct model_event){.kind = MODEL_EV_TOOL_END, .text = "{}", .len = 2});
-  pump(&r);
+  call_tool(&r, "c1", "clock", "{}");
   feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
   assert_int_equal(pump(&r), AGENT_END);
   assert_string_equal(r.log, "turn [call] tool_use tool_input tool_result end ");
