@@ -334,22 +334,24 @@ static void run_give_up(struct run *r) {
     follower_finish(r->followers);
 }
 
-/* Encodes ev as the run's next line and checks it. Returns false when it cannot
- * be kept (out of memory, or past the log's hard cap). */
-static bool keep(struct run *r, turn_event *ev) {
+/* Encodes ev as the run's next line and checks it. Returns TURN_OK, or (nothing
+ * kept) TURN_E_TOOBIG when the line would take the log past its hard cap, or
+ * another error (out of memory). */
+static int keep(struct run *r, turn_event *ev) {
   ev->seq = r->n_events;
   if (r->n_events == r->cap_lines) {
     size_t cap = r->cap_lines == 0 ? 64 : r->cap_lines * 2;
     uint32_t *grown = realloc(r->line_end, cap * sizeof *grown);
-    if (grown == NULL) return false;
+    if (grown == NULL) return TURN_E_NOMEM;
     r->line_end = grown;
     r->cap_lines = cap;
   }
   size_t saved = r->log.len;
-  if (turn_event_encode(ev, &r->log) != TURN_OK ||
-      turn_buf_append(&r->log, "\n", 1) != 0) {
+  int rv = turn_event_encode(ev, &r->log);
+  if (rv == TURN_OK) rv = turn_buf_append(&r->log, "\n", 1);
+  if (rv != TURN_OK) {
     r->log.len = saved;
-    return false;
+    return rv;
   }
   turn_error err;
   if (turn_order_step(r->order, ev, &err) != TURN_OK) {
@@ -362,15 +364,19 @@ static bool keep(struct run *r, turn_event *ev) {
   }
   /* The turn's bytes stay under RUN_LOG_CAP < 4 GiB (run_append's soft cap). */
   r->line_end[r->n_events++] = (uint32_t)(r->log_base + r->log.len);
-  return true;
+  return TURN_OK;
 }
 
 /* Gives ev its seq, keeps it and sends it to every follower. A turn that grows
- * past RUN_LOG_SOFT_CAP ends with an error instead (the slack above it leaves
- * room for those two lines), so no event is ever lost from the middle. */
+ * past RUN_LOG_SOFT_CAP, or whose next event would take it past RUN_LOG_CAP,
+ * ends with an error instead (the slack above the soft cap leaves room for those
+ * two lines), so no event is ever lost from the middle. */
 static void run_append(struct run *r, turn_event *ev) {
   if (r->ended) return;
-  if (r->log_base + r->log.len > RUN_LOG_SOFT_CAP && ev->type != TURN_EV_END) {
+  int rv = TURN_E_TOOBIG;
+  if (r->log_base + r->log.len <= RUN_LOG_SOFT_CAP || ev->type == TURN_EV_END)
+    rv = keep(r, ev);
+  if (rv == TURN_E_TOOBIG && ev->type != TURN_EV_END) {
     turn_event err_ev, end_ev;
     memset(&err_ev, 0, sizeof err_ev);
     err_ev.type = TURN_EV_ERROR;
@@ -379,12 +385,12 @@ static void run_append(struct run *r, turn_event *ev) {
     end_ev.type = TURN_EV_END;
     end_ev.end.stop_reason = TURN_STOP_ERROR;
     agent_cancel(&r->agent, TURN_STOP_ERROR);
-    if (!keep(r, &err_ev) || !keep(r, &end_ev)) {
+    if (keep(r, &err_ev) != TURN_OK || keep(r, &end_ev) != TURN_OK) {
       run_give_up(r);
       return;
     }
     ev = &end_ev;
-  } else if (!keep(r, ev)) {
+  } else if (rv != TURN_OK) {
     run_give_up(r);
     return;
   }

@@ -34,6 +34,7 @@ static const struct {
     [SCENARIO_TOOL] = {"tool", "tool"},
     [SCENARIO_SLOW] = {"slow", "slow"},
     [SCENARIO_MANY] = {"many", "many"},
+    [SCENARIO_HUGE] = {"huge", "huge"},
     [SCENARIO_TIMED] = {"timed", "timed"},
     [SCENARIO_HELLO] = {NULL, "hello"},
 };
@@ -80,6 +81,10 @@ static const char signature[] = "EqQBCkYIBRgCKkBmYWtlLXNpZ25hdHVyZS1mb3ItdHVybmQ
 #define SLOW_MS  100 /* between the slow scenario's deltas: time to cancel */
 #define N_SLOW   50
 #define N_MANY   500
+/* huge: a turn past the 64 MiB turnd keeps of one turn, in few deltas, each far
+ * larger than a real provider's (turnd takes events of up to 1 MiB). */
+#define HUGE_PIECE (64u << 10)
+#define N_HUGE     1100
 /* timed: deltas far enough apart that turnd's coalescing window (15 ms by
  * default) has closed before each one, so every delta is the first of its
  * burst and a delay measured on it is the loop's, not the window's. */
@@ -220,6 +225,12 @@ void answer_for(struct answer *a, enum scenario sc, const char *text, bool after
     a->event_ms = 0;
     a->delta_ms = 0;
     break;
+  case SCENARIO_HUGE:
+    set_text(a, NULL, N_HUGE);
+    a->huge = true;
+    a->event_ms = 0;
+    a->delta_ms = 0;
+    break;
   case SCENARIO_TIMED:
     set_text(a, NULL, timed_count(text));
     a->stamped = true;
@@ -235,6 +246,11 @@ void answer_for(struct answer *a, enum scenario sc, const char *text, bool after
 const char *answer_text(const struct answer *a, size_t i, char *buf, size_t cap) {
   if (a->text != NULL) return a->text[i];
   if (a->stamped) return "t=" STREAM_SEND_NS " ";
+  if (a->huge) {
+    static char piece[HUGE_PIECE + 1];
+    if (piece[0] == 0) memset(piece, 'x', HUGE_PIECE);
+    return piece;
+  }
   snprintf(buf, cap, "%s%s %zu", i == 0 ? "" : " ", a->counted, i + 1);
   return buf;
 }

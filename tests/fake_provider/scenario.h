@@ -29,6 +29,7 @@ enum scenario {
   SCENARIO_TOOL,
   SCENARIO_SLOW,
   SCENARIO_MANY,
+  SCENARIO_HUGE,
   SCENARIO_TIMED, /* last: it may only take what no other keyword does */
   SCENARIO_N
 };
@@ -88,6 +89,7 @@ struct answer {
   const char *counted; /* text == NULL: piece i is "COUNTED i+1", space-separated */
   bool stamped;        /* text == NULL: every piece is "t=" STREAM_SEND_NS " ", which
                           the stream turns into its send time (a latency probe) */
+  bool huge;           /* text == NULL: every piece is HUGE_PIECE bytes of "x" */
   struct answer_tool tools[2];
   size_t n_tools;
   enum answer_stop stop;

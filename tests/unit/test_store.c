@@ -7,6 +7,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -193,6 +194,46 @@ static void a_reader_sees_committed_messages(void **state) {
   store_reader_close(r);
 }
 
+/* An unended turn as store_unended_each gave it: "turn/session next=N m=M last=L;". */
+static int collect_unended(void *ctx, const char *turn, const char *session,
+                           uint64_t next_seq, uint64_t messages, bool latest) {
+  char *out = ctx;
+  size_t used = strlen(out);
+  snprintf(out + used, 256 - used, "%s/%s next=%llu m=%llu last=%d;", turn, session,
+           (unsigned long long)next_seq, (unsigned long long)messages, latest);
+  return 0;
+}
+
+/* Turns left unended (a crash, or a turn that gave up on the store) come back
+ * at the next start with what is needed to end them: the next seq, how many of
+ * the session's messages are theirs, and whether those are the session's last.
+ * They are not once a later turn of the session stored a message; a later turn
+ * that stored none (refused as busy) or another session's turn does not count. */
+static void unended_turns_know_whether_their_messages_are_last(void **state) {
+  struct fixture *fx = *state; /* t-1 in s-1, started */
+  static const char line[] = "{\"v\":1}\n";
+  assert_int_equal(store_events_add(fx->st, "t-1", 0, 1, 1, line, sizeof line - 1, NULL),
+                   0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 0, "t-1", 1, "{\"u\":1}"), 0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 1, "t-1", 2, "{\"a\":1}"), 0);
+  assert_int_equal(store_turn_add(fx->st, "t-2", "s-1", 3), 0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 2, "t-2", 3, "{\"u\":2}"), 0);
+  assert_int_equal(store_turn_ended(fx->st, "t-2"), 0);
+  assert_int_equal(store_turn_add(fx->st, "t-3", "s-2", 4), 0);
+  assert_int_equal(store_message_add(fx->st, "s-2", 0, "t-3", 4, "{\"u\":3}"), 0);
+  assert_int_equal(store_turn_add(fx->st, "t-4", "s-2", 5), 0); /* refused as busy */
+  assert_int_equal(store_turn_ended(fx->st, "t-4"), 0);
+  assert_int_equal(store_turn_add(fx->st, "t-5", "s-1", 6), 0); /* ended, stored none */
+  assert_int_equal(store_turn_ended(fx->st, "t-5"), 0);
+  store_sync(fx->st);
+  char seen[256] = "";
+  assert_int_equal(store_unended_each(fx->st, collect_unended, seen), 0);
+  assert_non_null(strstr(seen, "t-1/s-1 next=1 m=2 last=0;"));
+  assert_non_null(strstr(seen, "t-3/s-2 next=0 m=1 last=1;"));
+  assert_int_equal(strlen(seen),
+                   strlen("t-1/s-1 next=1 m=2 last=0;t-3/s-2 next=0 m=1 last=1;"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(steady_writes_keep_the_log_bounded, setup,
@@ -200,6 +241,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(the_checkpointer_fills_the_database, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(a_reader_sees_committed_messages, setup, teardown),
+      cmocka_unit_test_setup_teardown(unended_turns_know_whether_their_messages_are_last,
+                                      setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
