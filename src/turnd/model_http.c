@@ -115,11 +115,6 @@ static void call_free(struct model_call *c) {
   free(c);
 }
 
-/* Whether text[0..len) is the key's beginning, long enough to be secret. */
-static bool is_key_tail(const struct model_call *c, const char *text, size_t len) {
-  return len >= KEY_TAIL_MIN && len < c->key_len && memcmp(text, c->key, len) == 0;
-}
-
 /* Whether text[at] is part of a word, as a key's letters are (ASCII: the
  * locale does not matter). */
 static bool is_word_byte(const char *text, size_t len, size_t at) {
@@ -129,14 +124,41 @@ static bool is_word_byte(const char *text, size_t len, size_t at) {
          b == '-' || b == '_';
 }
 
-/* Whether the key's copy at text[at..) is to be replaced: always, but for a
- * short key only where no word goes on around it (KEY_TAIL_MIN). */
-static bool is_key_copy(const struct model_call *c, const char *text, size_t len,
-                        size_t at) {
-  if (len - at < c->key_len || memcmp(text + at, c->key, c->key_len) != 0) return false;
-  if (c->key_len >= KEY_TAIL_MIN) return true;
-  return (at == 0 || !is_word_byte(text, len, at - 1)) &&
-         !is_word_byte(text, len, at + c->key_len);
+/* How far a copy of the key starting at text[at] goes: its bytes in order, and
+ * for a key of KEY_TAIL_MIN bytes or more, spaces between them. The message was
+ * made safe before it gets here, each control character a space, so a key a
+ * server or proxy broke with a line break reads "sk-ant-ap  i03-...". Sets
+ * *matched to the key's bytes found (0 when text[at] does not start the key). */
+static size_t key_span(const struct model_call *c, const char *text, size_t len,
+                       size_t at, size_t *matched) {
+  size_t k = 0, end = at;
+  bool spaced = c->key_len >= KEY_TAIL_MIN;
+  for (size_t i = at; i < len && k < c->key_len; i++) {
+    if (text[i] == c->key[k]) {
+      k++;
+      end = i + 1;
+    } else if (!(spaced && k > 0 && text[i] == ' ')) {
+      break;
+    }
+  }
+  *matched = k;
+  return end - at;
+}
+
+/* The bytes of text[at..) to replace: a whole copy of the key (for a short key,
+ * only where no word goes on around it: KEY_TAIL_MIN), or a beginning of the key
+ * of KEY_TAIL_MIN bytes or more that ends the text. 0: none. */
+static size_t key_copy(const struct model_call *c, const char *text, size_t len,
+                       size_t at) {
+  size_t matched;
+  size_t span = key_span(c, text, len, at, &matched);
+  if (matched == c->key_len) {
+    if (c->key_len >= KEY_TAIL_MIN) return span;
+    bool alone = (at == 0 || !is_word_byte(text, len, at - 1)) &&
+                 !is_word_byte(text, len, at + span);
+    return alone ? span : 0;
+  }
+  return matched >= KEY_TAIL_MIN && at + span == len ? span : 0;
 }
 
 /* text[0..len) with every copy of the call's key replaced by KEY_REDACTED, and
@@ -153,14 +175,11 @@ static char *without_key(const struct model_call *c, const char *text, size_t le
   if (out == NULL) return NULL;
   size_t n = 0;
   for (size_t i = 0; i < len;) {
-    if (is_key_copy(c, text, len, i)) {
+    size_t span = key_copy(c, text, len, i);
+    if (span > 0) {
       memcpy(out + n, redacted, mark);
       n += mark;
-      i += c->key_len;
-    } else if (is_key_tail(c, text + i, len - i)) {
-      memcpy(out + n, redacted, mark);
-      n += mark;
-      break;
+      i += span;
     } else {
       out[n++] = text[i++];
     }

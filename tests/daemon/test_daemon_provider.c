@@ -247,8 +247,10 @@ static void assert_redacted_notice(const struct turnd_proc *t, const char *text,
   turn_free(&tu);
 }
 
-/* A 401 whose message echoes the key, and an error event amid the stream that
- * does the same (after some text, so the turn keeps that text). */
+/* A 401 whose message echoes the key, one that breaks the key's copies with a
+ * line break (which the message's clean-up turns into spaces), and an error
+ * event amid the stream that echoes it (after some text, so the turn keeps that
+ * text). */
 static void key_echoes_are_redacted(const char *kind) {
   static const char key[] = "sk-fake-0123456789-SECRET-abcdefghij";
   static const char said[] =
@@ -257,6 +259,7 @@ static void key_echoes_are_redacted(const char *kind) {
   fake_start(key, fake_url, sizeof fake_url);
   start_turnd(&turnd, kind, fake_url, key);
   assert_redacted_notice(&turnd, "keyleak please", key, said);
+  assert_redacted_notice(&turnd, "keywrap please", key, said);
   assert_redacted_notice(&turnd, "streamleak please", key, said);
   assert_key_not_stored(&turnd, key);
   fake_stop();

@@ -290,7 +290,7 @@ static void thinking_block(struct writer *w) {
 /* The error event that ends a stream midway: overloaded, or with echo_key an
  * authentication error that echoes the key the request carried. */
 static void error_event(struct writer *w) {
-  char *echo = w->a->echo_key ? provider_key_echo(w->q->key) : NULL;
+  char *echo = w->a->echo_key ? provider_key_echo(w->q->key, w->a->wrap_key) : NULL;
   if (w->a->echo_key && echo == NULL) {
     w->ok = false;
     return;

@@ -125,7 +125,7 @@ static int answer(struct fake *f, const struct provider *p, struct evhttp_reques
   if (a->failure != ANSWER_STREAMS) {
     add_retry_after(req, a);
     /* An echo of the key is this fake's one exception to never echoing one. */
-    char *echo = a->echo_key ? provider_key_echo(q->key) : NULL;
+    char *echo = a->echo_key ? provider_key_echo(q->key, a->wrap_key) : NULL;
     int status = p->refuse(req, refusal_of(a->failure), echo);
     free(echo);
     return status;

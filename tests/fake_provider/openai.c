@@ -312,7 +312,7 @@ static const char *finish_reason(enum answer_stop stop) {
 /* The error chunk that ends a stream midway: overloaded, or with echo_key an
  * invalid key that echoes the key the request carried. */
 static void error_chunk(struct writer *w) {
-  char *echo = w->a->echo_key ? provider_key_echo(w->q->key) : NULL;
+  char *echo = w->a->echo_key ? provider_key_echo(w->q->key, w->a->wrap_key) : NULL;
   if (w->a->echo_key && echo == NULL) {
     w->ok = false;
     return;

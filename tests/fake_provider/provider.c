@@ -15,12 +15,17 @@ const char *provider_key(void) {
   return key != NULL && key[0] != '\0' ? key : FAKE_API_KEY;
 }
 
-char *provider_key_echo(const char *key) {
-  static const char fmt[] = "Incorrect API key provided: %s. The key %s is not valid.";
+char *provider_key_echo(const char *key, bool wrapped) {
   if (key == NULL) key = "(none)";
-  size_t cap = sizeof fmt + 2 * strlen(key);
+  size_t len = strlen(key);
+  int at = wrapped && len > KEY_WRAP_AT ? KEY_WRAP_AT : (int)len;
+  const char *cut = at < (int)len ? "\r\n" : "";
+  static const char fmt[] =
+      "Incorrect API key provided: %.*s%s%s. The key %.*s%s%s is not valid.";
+  size_t cap = sizeof fmt + 2 * (len + 2);
   char *text = malloc(cap);
-  if (text != NULL) snprintf(text, cap, fmt, key, key);
+  if (text != NULL)
+    snprintf(text, cap, fmt, at, key, cut, key + at, at, key, cut, key + at);
   return text;
 }
 

@@ -21,8 +21,11 @@
 const char *provider_key(void);
 /* The message of an error that echoes the key it was sent, as a careless server
  * or proxy does: "Incorrect API key provided: KEY. The key KEY is not valid."
- * (key NULL: "(none)"). Owned: free(); NULL when out of memory. */
-char *provider_key_echo(const char *key);
+ * (key NULL: "(none)"). wrapped: each KEY longer than KEY_WRAP_AT bytes has a
+ * CR LF after its first KEY_WRAP_AT, as where a proxy wraps long lines. Owned:
+ * free(); NULL when out of memory. */
+#define KEY_WRAP_AT 10
+char *provider_key_echo(const char *key, bool wrapped);
 
 /* A request that passed the checks. Strings borrow the request's JSON. */
 struct ask {

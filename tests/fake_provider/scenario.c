@@ -19,6 +19,7 @@ static const struct {
     [SCENARIO_MIDSTREAM] = {"midstream", "midstream"},
     [SCENARIO_HTTP500] = {"http500", "http500"},
     [SCENARIO_KEYLEAK] = {"keyleak", "keyleak"},
+    [SCENARIO_KEYWRAP] = {"keywrap", "keywrap"},
     [SCENARIO_STREAMLEAK] = {"streamleak", "streamleak"},
     [SCENARIO_RETRY_DATE] = {"retry-date", "retry-date"},
     [SCENARIO_RETRY_PAST] = {"retry-past", "retry-past"},
@@ -151,6 +152,11 @@ void answer_for(struct answer *a, enum scenario sc, const char *text, bool after
   case SCENARIO_KEYLEAK:
     a->failure = ANSWER_KEY_REFUSED;
     a->echo_key = true;
+    break;
+  case SCENARIO_KEYWRAP:
+    a->failure = ANSWER_KEY_REFUSED;
+    a->echo_key = true;
+    a->wrap_key = true;
     break;
   case SCENARIO_STREAMLEAK:
     set_text(a, hello, 3);

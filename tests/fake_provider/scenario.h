@@ -14,6 +14,7 @@ enum scenario {
   SCENARIO_MIDSTREAM,
   SCENARIO_HTTP500,
   SCENARIO_KEYLEAK,
+  SCENARIO_KEYWRAP,
   SCENARIO_STREAMLEAK,
   SCENARIO_RETRY_DATE,
   SCENARIO_RETRY_PAST,
@@ -81,6 +82,7 @@ struct answer {
   long retry_after_s;         /* what the retry-after header says, as retry_form tells */
   bool echo_key; /* the failure's or the error event's message holds the key the
                     request carried (provider_key_echo) */
+  bool wrap_key; /* with echo_key: the echoed key has a line break inside */
   const char *const *thinking; /* thinking pieces, then one signature */
   size_t n_thinking;
   const char *signature;
