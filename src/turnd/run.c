@@ -376,8 +376,8 @@ static void run_append(struct run *r, turn_event *ev) {
   int rv = TURN_E_TOOBIG;
   if (r->log_base + r->log.len <= RUN_LOG_SOFT_CAP || ev->type == TURN_EV_END)
     rv = keep(r, ev);
+  turn_event err_ev, end_ev; /* end_ev is ev from here on when they are kept */
   if (rv == TURN_E_TOOBIG && ev->type != TURN_EV_END) {
-    turn_event err_ev, end_ev;
     memset(&err_ev, 0, sizeof err_ev);
     err_ev.type = TURN_EV_ERROR;
     err_ev.error.message = TURN_STR("the turn grew past the size turnd keeps");
