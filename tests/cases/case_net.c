@@ -43,10 +43,23 @@ void case_net_fini(struct case_net *net) {
   curl_global_cleanup();
 }
 
-/* Appends len bytes to a NUL-terminated growing buffer. */
+/* The room a growing buffer of len bytes and its NUL has: a power of two, so
+ * that a long answer (tens of MiB) is not copied whole for every chunk. */
+static size_t room_for(size_t len) {
+  size_t room = 256;
+  while (room < len + 1)
+    room *= 2;
+  return room;
+}
+
+/* Appends n bytes to a NUL-terminated growing buffer of *len bytes, which only
+ * this function grows (its room is room_for(*len)). */
 static bool grow_append(char **buf, size_t *len, const char *data, size_t n) {
-  char *grown = realloc(*buf, *len + n + 1);
-  if (grown == NULL) return false;
+  char *grown = *buf;
+  if (grown == NULL || room_for(*len + n) > room_for(*len)) {
+    grown = realloc(*buf, room_for(*len + n));
+    if (grown == NULL) return false;
+  }
   memcpy(grown + *len, data, n);
   *len += n;
   grown[*len] = '\0';
