@@ -21,6 +21,7 @@
 
 #define MAX_MODEL_CALLS 20         /* by default: a model that calls tools forever ends */
 #define HELD_CAP        (1u << 20) /* bytes of coalesced text held at once */
+#define CALL_IDS_CAP    (1u << 20) /* bytes of a turn's call ids kept to tell repeats */
 #define MAX_RETRIES     5          /* throttled attempts of one call before it fails */
 #define INBOX_CAP       (2u << 20) /* bytes of one model event's strings */
 
@@ -36,6 +37,7 @@ int agent_init(struct agent *a, const struct script_replies *replies,
   turn_arena_init(&a->arena, NULL);
   turn_buf_init(&a->inbox_text, INBOX_CAP, NULL);
   turn_buf_init(&a->held, HELD_CAP, NULL);
+  turn_buf_init(&a->call_ids, CALL_IDS_CAP, NULL);
   a->limits.max_model_calls = MAX_MODEL_CALLS;
   convo_init(&a->convo);
   a->state = AGENT_S_TURN;
@@ -114,6 +116,7 @@ void agent_fini(struct agent *a) {
   turn_arena_fini(&a->arena);
   turn_buf_fini(&a->inbox_text);
   turn_buf_fini(&a->held);
+  turn_buf_fini(&a->call_ids);
   convo_fini(&a->convo);
   memset(a, 0, sizeof *a);
 }
@@ -488,6 +491,15 @@ static void flush_held(struct agent *a, uint64_t now_ms, struct agent_action *ou
   a->window_end_ms = now_ms + a->limits.coalesce_ms;
 }
 
+/* Whether the turn has had a call with this id. */
+static bool call_id_used(const struct agent *a, const char *id) {
+  if (a->call_ids.len == 0) return false;
+  const char *p = a->call_ids.data, *end = p + a->call_ids.len;
+  for (; p < end; p += strlen(p) + 1)
+    if (strcmp(p, id) == 0) return true;
+  return false;
+}
+
 /* One model event of the current call: at most one protocol event. */
 static void take_model_event(struct agent *a, const struct model_event *ev,
                              uint64_t now_ms, struct agent_action *out) {
@@ -527,12 +539,17 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
     go_on(out);
     return;
   case MODEL_EV_TOOL_START: {
-    /* Unique in the turn, as the protocol wants, and of the characters every
-     * provider takes back ([A-Za-z0-9_-]) if the session changes provider. */
+    /* Unique in the turn, as the protocol wants. A provider's own id is kept
+     * unless the turn used it already: some servers number a reply's calls from
+     * 0 (Kimi's "functions.clock:0"), or send none. Those get one made of the
+     * characters every provider takes back ([A-Za-z0-9_-]) if the session
+     * changes provider. */
     char made[64];
     const char *id = ev->id;
-    if (id == NULL || id[0] == '\0') {
-      snprintf(made, sizeof made, "call_%.40s_%zu", a->turn_id, ++a->tools_used);
+    if (id == NULL || id[0] == '\0' || call_id_used(a, id)) {
+      do
+        snprintf(made, sizeof made, "call_%.40s_%zu", a->turn_id, ++a->tools_used);
+      while (call_id_used(a, made));
       id = made;
     }
     struct agent_call *c = call_add(a, id, ev->name);
@@ -542,6 +559,8 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
       a->state = AGENT_S_END;
       return;
     }
+    /* Past CALL_IDS_CAP (thousands of calls) a repeat is no longer caught. */
+    (void)turn_buf_append(&a->call_ids, c->id, strlen(c->id) + 1);
     emit(out, TURN_EV_TOOL_USE);
     out->ev.tool_use.id = str_of(c->id);
     out->ev.tool_use.tool = str_of(c->name);

@@ -138,6 +138,7 @@ struct agent {
   size_t n_calls, tool;   /* calls of this reply; the one running */
   size_t tools_used;      /* ids made up so far in the turn (script calls, and an
                              external model's calls that came without one) */
+  turn_buf call_ids;      /* external: every call id of the turn, each NUL-ended */
   size_t approvals_asked; /* across the turn, for request ids "<turn>.a<k>" */
   uint64_t deadline_ms;   /* AGENT_S_APPROVAL: when it times out */
   uint32_t progress_done; /* AGENT_S_PROGRESS: steps reported */

@@ -243,30 +243,49 @@ static void call_tool(struct rig *r, const char *id, const char *name,
   pump(r);
 }
 
+/* Two replies, each calling the clock with this id, then the end: the turn as
+ * the rig logs it, and its five messages (the user's, then per reply the call
+ * and its result). The rig's order check refuses an id used twice. */
+static void two_replies_each_calling(struct rig *r, const char *id) {
+  rig_init(r);
+  pump(r);
+  for (int reply = 0; reply < 2; reply++) {
+    call_tool(r, id, "clock", "{}");
+    feed(r, stop_ev(MODEL_STOP_TOOL_USE));
+    assert_int_equal(pump(r), AGENT_AWAIT_MODEL);
+  }
+  feed(r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(r), AGENT_END);
+  assert_string_equal(r->log, "turn [call] tool_use tool_input tool_result [call] "
+                              "tool_use tool_input tool_result [call] end ");
+  assert_int_equal(r->n_messages, 5);
+}
+
 /* A server that sends no call ids (some OpenAI-compatible ones): each call gets
  * one made up, unique in the turn though every reply numbers its calls from 0,
- * and made of what every provider takes back. The rig's order check refuses an
- * id used twice. */
+ * and made of what every provider takes back. */
 static void calls_without_ids_get_ids_unique_in_the_turn(void **state) {
   (void)state;
   struct rig r;
-  rig_init(&r);
-  pump(&r);
-  for (int reply = 0; reply < 2; reply++) {
-    call_tool(&r, "", "clock", "{}");
-    feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
-    assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
-  }
-  feed(&r, stop_ev(MODEL_STOP_END_TURN));
-  assert_int_equal(pump(&r), AGENT_END);
-  assert_string_equal(r.log, "turn [call] tool_use tool_input tool_result [call] "
-                             "tool_use tool_input tool_result [call] end ");
-  /* user, then per reply: assistant (the call), user (its result) */
-  assert_int_equal(r.n_messages, 5);
+  two_replies_each_calling(&r, "");
   assert_non_null(strstr(r.messages[1], "\"id\":\"call_t-1_1\""));
   assert_non_null(strstr(r.messages[2], "\"tool_use_id\":\"call_t-1_1\""));
   assert_non_null(strstr(r.messages[3], "\"id\":\"call_t-1_2\""));
   assert_non_null(strstr(r.messages[4], "\"tool_use_id\":\"call_t-1_2\""));
+  rig_fini(&r);
+}
+
+/* A server whose ids repeat from reply to reply (Kimi's "functions.clock:0",
+ * numbered per reply): the first use keeps the provider's id, a repeat gets one
+ * made up, and each result answers its own call. */
+static void repeated_call_ids_get_ids_unique_in_the_turn(void **state) {
+  (void)state;
+  struct rig r;
+  two_replies_each_calling(&r, "functions.clock:0");
+  assert_non_null(strstr(r.messages[1], "\"id\":\"functions.clock:0\""));
+  assert_non_null(strstr(r.messages[2], "\"tool_use_id\":\"functions.clock:0\""));
+  assert_non_null(strstr(r.messages[3], "\"id\":\"call_t-1_1\""));
+  assert_non_null(strstr(r.messages[4], "\"tool_use_id\":\"call_t-1_1\""));
   rig_fini(&r);
 }
 
@@ -863,6 +882,7 @@ int main(void) {
       cmocka_unit_test(text_reply_ends_the_turn),
       cmocka_unit_test(tool_calls_run_and_the_model_is_called_again),
       cmocka_unit_test(calls_without_ids_get_ids_unique_in_the_turn),
+      cmocka_unit_test(repeated_call_ids_get_ids_unique_in_the_turn),
       cmocka_unit_test(throttle_waits_and_calls_again),
       cmocka_unit_test(endless_throttling_fails_the_turn),
       cmocka_unit_test(failure_says_why_and_ends_with_error),
