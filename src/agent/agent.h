@@ -93,8 +93,8 @@ struct agent_guard {
 /* What bounds a turn. */
 struct agent_limits {
   uint32_t max_model_calls;  /* more ends the turn with limit_turns (0: 20) */
-  uint64_t max_total_tokens; /* input + output tokens of all its calls past this
-                                end it with limit_total_tokens (0: no limit) */
+  uint64_t max_total_tokens; /* input + output tokens of all its calls reaching
+                                this end it with limit_total_tokens (0: none) */
   uint32_t coalesce_ms;      /* an external model's text or reasoning deltas that
                                 come within this of the last one sent go out
                                 together, when it is over (0: each at once) */
