@@ -21,9 +21,12 @@
 
 #define MAX_MODEL_CALLS 20         /* by default: a model that calls tools forever ends */
 #define HELD_CAP        (1u << 20) /* bytes of coalesced text held at once */
-#define CALL_IDS_CAP    (1u << 20) /* bytes of a turn's call ids kept to tell repeats */
-#define MAX_RETRIES     5          /* throttled attempts of one call before it fails */
-#define INBOX_CAP       (2u << 20) /* bytes of one model event's strings */
+/* How a tool call's input is read: any JSON value (the schema says which it may
+ * be), with NUL escaped in strings, which is valid JSON, but not a key twice. */
+#define INPUT_JSON_FLAGS (JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL)
+#define CALL_IDS_CAP     (1u << 20) /* bytes of a turn's call ids kept to tell repeats */
+#define MAX_RETRIES      5          /* throttled attempts of one call before it fails */
+#define INBOX_CAP        (2u << 20) /* bytes of one model event's strings */
 
 int agent_init(struct agent *a, const struct script_replies *replies,
                const char *user_text, const char *turn_id, const char *session_id,
@@ -382,11 +385,14 @@ static const char *refusal(struct agent *a, const struct agent_call *c) {
   }
   /* The script's demo calls keep the demo's lenient defaults. */
   if (def->kind == TOOL_DEMO && !a->external) return NULL;
-  json_t *input = json_loads(c->input, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+  json_error_t jerr;
+  json_t *input = json_loads(c->input, INPUT_JSON_FLAGS, &jerr);
   if (input == NULL) {
-    json_t *loose = json_loads(c->input, JSON_DECODE_ANY, NULL);
-    json_decref(loose);
-    return loose != NULL ? "the input repeats a key" : "the input is not valid JSON";
+    if (json_error_code(&jerr) == json_error_duplicate_key)
+      return "the input repeats a key";
+    if (json_error_code(&jerr) == json_error_numeric_overflow)
+      return "the input has a number too big to read exactly";
+    return "the input is not valid JSON";
   }
   struct schema_error err;
   int rc = schema_validate(def->schema, input, &err);
@@ -470,7 +476,7 @@ static void reply_done(struct agent *a, enum model_stop stop, struct agent_actio
  * of memory. */
 static char *canonical_input(const char *text, size_t len) {
   if (len == 0) return strdup("{}");
-  json_t *v = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+  json_t *v = json_loadb(text, len, INPUT_JSON_FLAGS, NULL);
   char *out = v != NULL ? json_dumps_shortest(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
   json_decref(v);
   return out != NULL ? out : strndup(text, len);
