@@ -656,6 +656,30 @@ static void test_provider_anthropic_body_full_request(void **state) {
   free(body);
 }
 
+/* The API refuses a tool whose input_schema has anyOf, oneOf or allOf at its
+ * top level, and with it the whole request: the tool is offered without them
+ * (turnd checks inputs against the whole schema). Deeper down they stay. */
+static void test_provider_anthropic_body_drops_top_level_combinators(void **state) {
+  (void)state;
+  const char *messages[] = {
+      "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}"};
+  const struct provider_tool tools[] = {
+      {"move", NULL,
+       "{\"type\":\"object\",\"properties\":{\"to\":{\"anyOf\":[{\"type\":\"string\"},"
+       "{\"type\":\"integer\"}]}},\"anyOf\":[{\"required\":[\"to\"]}],"
+       "\"oneOf\":[{\"required\":[\"to\"]}],\"allOf\":[{\"required\":[\"to\"]}]}"},
+  };
+  struct provider_request req = {"m", NULL, messages, 1, tools, 1, 64, false};
+  char *body = provider_anthropic_body(&req);
+  expect_json(body,
+              "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true,\"messages\":["
+              "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}],"
+              "\"tools\":[{\"name\":\"move\",\"input_schema\":{\"type\":\"object\","
+              "\"properties\":{\"to\":{\"anyOf\":[{\"type\":\"string\"},"
+              "{\"type\":\"integer\"}]}}}}]}");
+  free(body);
+}
+
 /* The body's numbers are as the model wrote them: 21.1, not the 17 digits of
  * its nearest double (compared as text: parsed, both are the same value). */
 static void test_provider_anthropic_body_numbers_are_shortest(void **state) {
@@ -822,6 +846,7 @@ int main(void) {
       cmocka_unit_test(test_provider_anthropic_free_mid_stream),
       cmocka_unit_test(test_provider_anthropic_body_full_request),
       cmocka_unit_test(test_provider_anthropic_body_numbers_are_shortest),
+      cmocka_unit_test(test_provider_anthropic_body_drops_top_level_combinators),
       cmocka_unit_test(test_provider_anthropic_body_without_system_or_tools),
       cmocka_unit_test(test_provider_anthropic_body_refuses_bad_json),
       cmocka_unit_test(test_provider_error_message_shapes),
