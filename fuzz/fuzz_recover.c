@@ -52,7 +52,7 @@ static int run(const char *lines, size_t len, size_t cut, struct taken *t) {
   if (rc == 0 && cut < len)
     rc = convo_recover(&c, &arena, lines + cut, len - cut, 1, take, t);
   if (rc == 0) {
-    convo_finish(&c);
+    convo_recover_finish(&c, 1);
     struct convo_message m;
     while (convo_take(&c, &m))
       take(t, &m);

@@ -11,16 +11,19 @@
 
 /* A text or thinking block larger than any reply; past it the block is cut. */
 #define CONVO_TEXT_CAP (64u << 20)
+#define CONVO_IDS_CAP  (1u << 20) /* bytes of ids of a rebuilt turn's open calls */
 
 void convo_init(struct convo *c) {
   memset(c, 0, sizeof *c);
   turn_buf_init(&c->text, CONVO_TEXT_CAP, NULL);
+  turn_buf_init(&c->unanswered, CONVO_IDS_CAP, NULL);
 }
 
 void convo_fini(struct convo *c) {
   free(c->signature);
   json_decref(c->content);
   turn_buf_fini(&c->text);
+  turn_buf_fini(&c->unanswered);
   for (size_t i = 0; i < c->n_queued; i++)
     free(c->queue[i].json);
   memset(c, 0, sizeof *c);

@@ -40,6 +40,11 @@ struct convo {
   struct convo_message queue[CONVO_QUEUE];
   size_t n_queued;
   bool lost; /* out of memory: a message could not be kept */
+  /* convo_recover only: the calls whose input came and whose result has not, in
+   * order (ids, each NUL-ended). Calls run one at a time in that order, so the
+   * first is the one running or next to run; started says it had begun. */
+  turn_buf unanswered;
+  bool started;
 };
 
 void convo_init(struct convo *c);
@@ -74,12 +79,18 @@ typedef int convo_message_cb(void *ctx, struct convo_message *m);
  * seq order (NDJSON lines; lines that do not parse are skipped): text and
  * reasoning, each call whose input was complete and each result (its summary:
  * the tool's full result was not recorded) go into c as the agent put them, and
- * cb gets every message finished, at_ms its time; convo_finish then ends the
- * last. The first message cb gets is the turn's first reply: the user's text
+ * cb gets every message finished, at_ms its time; convo_recover_finish then
+ * ends the last. The first message cb gets is the turn's first reply: the user's text
  * is in no event. arena is scratch space for parsing. Returns 0, or -1 when out
  * of memory or cb stopped it. */
 int convo_recover(struct convo *c, turn_arena *arena, const char *lines, size_t len,
                   uint64_t at_ms, convo_message_cb *cb, void *ctx);
+/* Ends a rebuild once every chunk is fed, in place of convo_finish: the call the
+ * events show had begun (it reported progress, or its approval was granted)
+ * and has no result gets one, at at_ms, that says it was stopped and may have
+ * run in part. Told "not run" (convo_repair's words for a call without a
+ * result), a model could make it again, and repeat what it had done. */
+void convo_recover_finish(struct convo *c, uint64_t at_ms);
 
 /* Makes a session's stored messages (JSON as above, each malloc'd and owned by
  * the array, itself malloc'd) a conversation a provider takes, however its

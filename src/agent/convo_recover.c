@@ -15,6 +15,33 @@ static char *dup_str(turn_str s) {
   return strndup(s.p, s.len);
 }
 
+/* The words a call that had begun and has no result is given. */
+#define STOPPED_WHILE_RUNNING \
+  "stopped: turnd stopped while it ran, so it may have run in part"
+
+/* Takes the call with this id off c->unanswered; the first one going means the
+ * next call has not begun. */
+static void answered(struct convo *c, turn_str id) {
+  if (c->unanswered.len == 0) return;
+  char *p = c->unanswered.data, *end = p + c->unanswered.len;
+  for (bool first = true; p < end; first = false) {
+    size_t n = strlen(p) + 1;
+    if (n - 1 == id.len && memcmp(p, id.p, id.len) == 0) {
+      memmove(p, p + n, (size_t)(end - p) - n);
+      c->unanswered.len -= n;
+      if (first) c->started = false;
+      return;
+    }
+    p += n;
+  }
+}
+
+/* Whether id is that of the first call still without a result. */
+static bool is_first_unanswered(const struct convo *c, turn_str id) {
+  return c->unanswered.len > 0 && strlen(c->unanswered.data) == id.len &&
+         memcmp(c->unanswered.data, id.p, id.len) == 0;
+}
+
 /* One event into c. Returns 0, or -1 when out of memory. */
 static int feed(struct convo *c, const turn_event *ev, uint64_t at_ms) {
   switch (ev->type) {
@@ -41,7 +68,10 @@ static int feed(struct convo *c, const turn_event *ev, uint64_t at_ms) {
     char *name = dup_str(ev->tool_input.tool);
     char *input = ev->tool_input.input.truncated ? dup_str(TURN_STR("{}"))
                                                  : dup_str(ev->tool_input.input.json);
-    int rc = id != NULL && name != NULL && input != NULL ? 0 : -1;
+    int rc = id != NULL && name != NULL && input != NULL &&
+                     turn_buf_append(&c->unanswered, id, strlen(id) + 1) == TURN_OK
+                 ? 0
+                 : -1;
     if (rc == 0) convo_tool_use(c, id, name, input, at_ms);
     free(id);
     free(name);
@@ -56,8 +86,16 @@ static int feed(struct convo *c, const turn_event *ev, uint64_t at_ms) {
     convo_tool_result(c, id, ev->tool_result.summary,
                       ev->tool_result.status != TURN_STATUS_OK, at_ms);
     free(id);
+    answered(c, ev->tool_result.id);
     return 0;
   }
+  case TURN_EV_TOOL_PROGRESS:
+    if (is_first_unanswered(c, ev->tool_progress.id)) c->started = true;
+    return 0;
+  case TURN_EV_APPROVAL_DECIDED:
+    /* An approval is asked for the call about to run: granted, it runs. */
+    if (ev->approval_decided.decision == TURN_DECISION_APPROVED) c->started = true;
+    return 0;
   default: /* the rest says nothing the model said or was told */
     return 0;
   }
@@ -81,4 +119,14 @@ int convo_recover(struct convo *c, turn_arena *arena, const char *lines, size_t 
     p += n + 1;
   }
   return 0;
+}
+
+void convo_recover_finish(struct convo *c, uint64_t at_ms) {
+  if (c->started && c->unanswered.len > 0) {
+    char *id = c->unanswered.data; /* NUL-ended */
+    convo_tool_result(c, id, TURN_STR(STOPPED_WHILE_RUNNING), true, at_ms);
+  }
+  c->unanswered.len = 0;
+  c->started = false;
+  convo_finish(c);
 }

@@ -176,6 +176,7 @@ struct recovery {
   uint64_t stored; /* of those, the ones the store has */
   struct convo_message *found; /* the ones past stored, in order (owned) */
   size_t n_found, cap_found;
+  uint64_t last_at_ms; /* the time of the last chunk of events */
 };
 
 static int recovered(void *ctx, struct convo_message *m) {
@@ -204,6 +205,7 @@ static int recover_chunk(void *ctx, const char *turn, uint64_t first_seq, uint64
   (void)first_seq;
   (void)n;
   struct recovery *rc = ctx;
+  rc->last_at_ms = at_ms;
   return convo_recover(&rc->convo, &rc->arena, lines, len, at_ms, recovered, rc);
 }
 
@@ -221,7 +223,7 @@ static int recover_messages(struct turnd *d, const char *turn, struct session *s
   rc.stored = stored;
   int err = store_turn_events_each(d->store, turn, 0, recover_chunk, &rc);
   if (err == 0) {
-    convo_finish(&rc.convo);
+    convo_recover_finish(&rc.convo, rc.last_at_ms);
     struct convo_message m;
     while (err == 0 && convo_take(&rc.convo, &m))
       err = recovered(&rc, &m);

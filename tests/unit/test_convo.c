@@ -570,7 +570,7 @@ static void collected_free(struct collected *got) {
 /* Ends the open message, as the shell does once the events are fed, and
  * collects it. */
 static void finish_into(struct convo *c, struct collected *got) {
-  convo_finish(c);
+  convo_recover_finish(c, T0 + 900);
   struct convo_message last;
   assert_true(convo_take(c, &last));
   assert_int_equal(collect(got, &last), 0);
@@ -689,6 +689,73 @@ static void test_convo_recover_a_new_call_ends_the_results(void **state) {
   turn_arena_fini(&arena);
 }
 
+/* A call that had begun when the events stop (it reported progress, or its
+ * approval was granted) is told it was stopped and may have run in part: told
+ * "not run", the model could make it again. One that had not begun (its
+ * approval still asked, or a call after it) gets no result here, and
+ * convo_repair's "not run" later. */
+static void test_convo_recover_a_call_that_had_begun_may_have_run(void **state) {
+  struct convo *c = *state;
+  turn_arena arena;
+  turn_arena_init(&arena, NULL);
+  static const char *const cut_after[] = {
+      /* the first call reported progress */
+      "{\"v\":1,\"seq\":5,\"type\":\"tool_progress\",\"id\":\"u1\",\"tool\":\"count\","
+      "\"message\":\"1 of 9\"}\n",
+      /* the first call's approval was granted */
+      "{\"v\":1,\"seq\":5,\"type\":\"approval\",\"request\":\"t.a1\",\"tool\":\"count\","
+      "\"tier\":2,\"effect\":\"physical\",\"input\":{},\"truncated\":false,"
+      "\"expires_at\":null}\n"
+      "{\"v\":1,\"seq\":6,\"type\":\"approval_decided\",\"request\":\"t.a1\","
+      "\"decision\":\"approved\"}\n",
+      /* the first call's approval was still asked */
+      "{\"v\":1,\"seq\":5,\"type\":\"approval\",\"request\":\"t.a1\",\"tool\":\"count\","
+      "\"tier\":2,\"effect\":\"physical\",\"input\":{},\"truncated\":false,"
+      "\"expires_at\":null}\n",
+      /* the first call finished; the second had not reported anything */
+      "{\"v\":1,\"seq\":5,\"type\":\"tool_progress\",\"id\":\"u1\",\"tool\":\"count\","
+      "\"message\":\"1 of 9\"}\n"
+      "{\"v\":1,\"seq\":6,\"type\":\"tool_result\",\"id\":\"u1\",\"tool\":\"count\","
+      "\"status\":\"ok\",\"summary\":\"counted\",\"approval\":null}\n",
+  };
+  static const char *const told[] = {"u1", "u1", NULL, NULL};
+  static const char calls[] =
+      "{\"v\":1,\"seq\":1,\"type\":\"tool_use\",\"id\":\"u1\",\"tool\":\"count\","
+      "\"tier\":2}\n"
+      "{\"v\":1,\"seq\":2,\"type\":\"tool_input\",\"id\":\"u1\",\"tool\":\"count\","
+      "\"input\":{},\"truncated\":false}\n"
+      "{\"v\":1,\"seq\":3,\"type\":\"tool_use\",\"id\":\"u2\",\"tool\":\"count\","
+      "\"tier\":0}\n"
+      "{\"v\":1,\"seq\":4,\"type\":\"tool_input\",\"id\":\"u2\",\"tool\":\"count\","
+      "\"input\":{},\"truncated\":false}\n";
+  for (size_t k = 0; k < 4; k++) {
+    struct collected got = {.stop_after = 8};
+    assert_int_equal(convo_recover(c, &arena, calls, strlen(calls), T0, collect, &got),
+                     0);
+    assert_int_equal(
+        convo_recover(c, &arena, cut_after[k], strlen(cut_after[k]), T0, collect, &got),
+        0);
+    convo_recover_finish(c, T0 + 900);
+    struct convo_message m;
+    while (convo_take(c, &m))
+      assert_int_equal(collect(&got, &m), 0);
+    /* the reply, then the results message when any result was given */
+    char *results = got.n > 1 ? got.m[got.n - 1].json : "";
+    bool stopped = strstr(results, "turnd stopped while it ran") != NULL;
+    if (told[k] == NULL) {
+      assert_false(stopped);
+    } else {
+      assert_true(stopped);
+      assert_non_null(strstr(results, "\"tool_use_id\":\"u1\""));
+      assert_null(strstr(results, "\"tool_use_id\":\"u2\""));
+    }
+    collected_free(&got);
+    convo_fini(c);
+    convo_init(c);
+  }
+  turn_arena_fini(&arena);
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -710,6 +777,7 @@ int main(void) {
       TEST(test_convo_recover_rebuilds_replies_and_results_from_events),
       TEST(test_convo_recover_partial_calls_errors_and_bad_lines),
       TEST(test_convo_recover_a_new_call_ends_the_results),
+      TEST(test_convo_recover_a_call_that_had_begun_may_have_run),
       cmocka_unit_test(test_convo_repair_leaves_a_whole_conversation),
       cmocka_unit_test(test_convo_repair_joins_neighbouring_user_messages),
       cmocka_unit_test(test_convo_repair_answers_calls_left_open),
