@@ -61,6 +61,7 @@ struct turnd {
   size_t ended_bytes;       /* log bytes of ended runs still in memory */
   struct auth auth;         /* the paired devices (auth.h) */
   struct guard guard;       /* the owner guard (guard.h) */
+  bool draining;            /* told to stop: running turns end, no new one starts */
   bool stopping;            /* the loop has ended: what comes back now is not answered */
 };
 

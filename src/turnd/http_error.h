@@ -27,7 +27,8 @@ struct evhttp_request;
   X(TOO_MANY_ATTEMPTS, 429, "too_many_attempts", "too many wrong pairing codes: wait")  \
   X(STEP_UP_LOCKED_OUT, 429, "step_up_locked_out", "too many wrong PINs: wait")         \
   X(STEP_UP_BUSY, 429, "step_up_busy", "a PIN is being checked: try again")             \
-  X(INTERNAL, 500, "internal", "turnd failed to answer")
+  X(INTERNAL, 500, "internal", "turnd failed to answer")                                \
+  X(STOPPING, 503, "stopping", "turnd is stopping: try again once it is back")
 
 enum http_error {
 #define HTTP_ERROR_ENUM(name, status, code, msg) HTTP_E_##name,

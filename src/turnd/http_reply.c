@@ -35,6 +35,8 @@ const char *http_reason(int status) {
     return "Locked";
   case 429:
     return "Too Many Requests";
+  case 503:
+    return "Service Unavailable";
   default:
     return status >= 500 ? "Internal Server Error" : "Error";
   }

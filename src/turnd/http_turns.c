@@ -28,6 +28,10 @@ static bool has_text(const char *s) {
 void route_turn_create(struct server *s, struct evhttp_request *req,
                        const char *const *params) {
   (void)params;
+  if (s->d->draining) { /* see on_stop_signal */
+    http_error_send(req, HTTP_E_STOPPING);
+    return;
+  }
   json_t *body = http_body_json(req);
   if (body == NULL) return;
   json_t *text = json_object_get(body, "text");

@@ -22,11 +22,14 @@
 #include <sys/stat.h>
 
 /* SIGTERM, SIGINT: running turns end as interrupted, and the loop runs a moment
- * longer so that their readers get that end before turnd exits. */
+ * longer so that their readers get that end before turnd exits. A turn posted
+ * in that moment is refused: it would start model calls and tools that the
+ * exit then cuts off, and its reader would never get its end. */
 static void on_stop_signal(evutil_socket_t sig, short events, void *arg) {
   (void)sig;
   (void)events;
   struct turnd *d = arg;
+  d->draining = true;
   run_interrupt_all(d);
   guard_abandon_check(d);
   struct timeval drain = {0, 200 * 1000};

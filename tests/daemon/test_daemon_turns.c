@@ -435,31 +435,44 @@ static void test_turns_bad_requests(void **state) {
 }
 
 /* SIGTERM while a turn runs: its reader gets the end, as interrupted. The reader
- * is a plain socket, so the test knows it is attached when the approval arrives. */
+ * is a plain socket, so the test knows it is attached when the approval arrives.
+ * A turn posted while turnd stops is refused (its request's head is sent
+ * before the signal, its body once the running turn's end shows the signal was
+ * taken): it would start calls the exit cuts off, and never get its end. */
 static void test_turns_interrupted_by_sigterm(void **state) {
   (void)state;
   struct turnd_proc t;
   assert_int_equal(harness_start(&t, no_step_up), 0);
-  int fd = harness_connect(&t, 0);
-  assert_true(fd >= 0);
+  int fd = harness_connect(&t, 0), late = harness_connect(&t, 0);
+  assert_true(fd >= 0 && late >= 0);
   static const char body[] = "{\"text\": \"x\"}";
   char req[256];
   int n =
       snprintf(req, sizeof req,
                "POST /api/turns HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               "%s\r\nContent-Length: %zu\r\n\r\n%s",
-               t.auth_header, sizeof body - 1, body);
+               "%s\r\nContent-Length: %zu\r\n\r\n",
+               t.auth_header, sizeof body - 1);
   assert_int_equal(write(fd, req, (size_t)n), n);
+  assert_int_equal(write(fd, body, sizeof body - 1), (ssize_t)(sizeof body - 1));
+  assert_int_equal(write(late, req, (size_t)n), n);
   static char buf[1 << 16];
   size_t len = harness_read_until(fd, buf, 0, sizeof buf, "\"type\":\"approval\"");
   assert_non_null(strstr(buf, "\"type\":\"approval\""));
   kill(t.pid, SIGTERM);
+  len = harness_read_until(fd, buf, len, sizeof buf, "\"stop_reason\":\"interrupt\"");
+  assert_int_equal(write(late, body, sizeof body - 1), (ssize_t)(sizeof body - 1));
   len = harness_read_until(fd, buf, len, sizeof buf, NULL);
   close(fd);
   if (strstr(buf,
              "{\"v\":1,\"seq\":10,\"type\":\"end\",\"stop_reason\":\"interrupt\"}") ==
       NULL)
     fail_msg("no interrupted end in: %s", buf);
+  static char refused[4096];
+  harness_read_until(late, refused, 0, sizeof refused, "\"code\":\"stopping\"");
+  close(late);
+  if (strncmp(refused, "HTTP/1.1 503 ", 13) != 0 ||
+      strstr(refused, "\"code\":\"stopping\"") == NULL)
+    fail_msg("a turn posted while turnd stops got: %s", refused);
   assert_int_equal(harness_stop(&t, 0), 0); /* stopping already: only wait */
 }
 
