@@ -20,7 +20,11 @@
 #include <string.h>
 
 #define MAX_MODEL_CALLS 20         /* by default: a model that calls tools forever ends */
-#define HELD_CAP        (1u << 20) /* bytes of coalesced text held at once */
+#define HELD_CAP        (2u << 20) /* bytes of coalesced text held at once */
+/* Bytes of text one event of a provider's carries. Escaped, a byte can take six
+ * (\u001f), and a line must stay within the 1 MiB NDJSON readers take by default
+ * (libturn's TURN_READER_DEFAULT_MAX_LINE, hence turn and turncheck). */
+#define TEXT_EVENT_MAX (160u << 10)
 /* How a tool call's input is read: any JSON value (the schema says which it may
  * be), with NUL escaped in strings, which is valid JSON, but not a key twice. */
 #define INPUT_JSON_FLAGS (JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL)
@@ -489,12 +493,22 @@ static bool in_window(const struct agent *a, uint64_t now_ms) {
   return now_ms < a->window_end_ms && a->window_end_ms - now_ms <= a->limits.coalesce_ms;
 }
 
-/* Sends the held text as one event; the next window starts now. */
+/* Sends the held text as one event, or its first TEXT_EVENT_MAX bytes or so (cut
+ * between characters) when there is more: the rest goes at the next step, and
+ * the next window starts once all of it is out. */
 static void flush_held(struct agent *a, uint64_t now_ms, struct agent_action *out) {
+  size_t n = a->held.len;
+  if (n > TEXT_EVENT_MAX) {
+    n = TEXT_EVENT_MAX;
+    const unsigned char *p = (const unsigned char *)a->held.data;
+    for (int back = 0; back < 3 && (p[n] & 0xc0) == 0x80; back++)
+      n--; /* p[n] continues a character: cut before it */
+  }
   emit(out, a->held_kind == MODEL_EV_TEXT ? TURN_EV_TEXT : TURN_EV_REASONING);
-  out->ev.text.delta = arena_text(a, (const char *)a->held.data, a->held.len);
-  turn_buf_reset(&a->held);
-  a->window_end_ms = now_ms + a->limits.coalesce_ms;
+  out->ev.text.delta = arena_text(a, (const char *)a->held.data, n);
+  memmove(a->held.data, a->held.data + n, a->held.len - n);
+  a->held.len -= n;
+  a->window_end_ms = a->held.len > 0 ? now_ms : now_ms + a->limits.coalesce_ms;
 }
 
 /* Whether the turn has had a call with this id. */
@@ -525,6 +539,14 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
         turn_buf_append(&a->held, delta.p, delta.len) == 0) {
       a->held_kind = ev->kind;
       go_on(out);
+      return;
+    }
+    /* Nothing is held here (see AGENT_S_MODEL). A delta too big for one event
+     * goes out in pieces. */
+    if (a->external && delta.len > TEXT_EVENT_MAX &&
+        turn_buf_append(&a->held, delta.p, delta.len) == 0) {
+      a->held_kind = ev->kind;
+      flush_held(a, now_ms, out);
       return;
     }
     emit(out, ev->kind == MODEL_EV_TEXT ? TURN_EV_TEXT : TURN_EV_REASONING);

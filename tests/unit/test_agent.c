@@ -32,6 +32,9 @@ struct rig {
   char result[64];   /* the last tool_result: "STATUS/APPROVAL" */
   char guard[64];    /* the last guard event's action */
   char notice[512];  /* the last notice's text */
+  size_t text_bytes; /* of every text and reasoning event so far */
+  size_t text_max;   /* of the largest one */
+  bool text_cut;     /* one ended inside a character */
 };
 
 static void rig_init(struct rig *r) {
@@ -84,9 +87,21 @@ static enum agent_action_kind pump(struct rig *r) {
                  (unsigned long long)act.ev.seq, r->log);
       }
       log_word(r, turn_event_type_name(act.ev.type));
-      if (act.ev.type == TURN_EV_TEXT || act.ev.type == TURN_EV_REASONING)
-        snprintf(r->last_text, sizeof r->last_text, "%.*s", (int)act.ev.text.delta.len,
-                 act.ev.text.delta.p);
+      if (act.ev.type == TURN_EV_TEXT || act.ev.type == TURN_EV_REASONING) {
+        turn_str d = act.ev.text.delta;
+        snprintf(r->last_text, sizeof r->last_text, "%.*s", (int)d.len, d.p);
+        r->text_bytes += d.len;
+        if (d.len > r->text_max) r->text_max = d.len;
+        /* the last character's lead byte, 1 to 4 bytes from the end */
+        size_t lead = d.len;
+        while (lead > 0 && ((unsigned char)d.p[lead - 1] & 0xc0) == 0x80)
+          lead--;
+        if (lead > 0) {
+          unsigned char b = (unsigned char)d.p[lead - 1];
+          size_t want = b < 0x80 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
+          r->text_cut |= d.len - (lead - 1) != want;
+        }
+      }
       if (act.ev.type == TURN_EV_TOOL_PROGRESS)
         snprintf(r->last_text, sizeof r->last_text, "%.*s",
                  (int)act.ev.tool_progress.message.len, act.ev.tool_progress.message.p);
@@ -497,6 +512,36 @@ static void close_deltas_go_out_together(void **state) {
   assert_int_equal(pump(&r), AGENT_END);
   assert_non_null(strstr(r.messages[1], "\"text\":\"abcxyzd\""));
   rig_fini(&r);
+}
+
+/* A provider's delta too big for one line of 1 MiB (escaped, a byte can take
+ * six) goes out as several events of at most 160 KiB, each cut between
+ * characters, with or without coalescing; the reply keeps it whole. */
+static void big_deltas_go_out_in_pieces(void **state) {
+  (void)state;
+  size_t len = 3 * 200000; /* "€" (3 bytes) 200,000 times: cuts land inside one */
+  char *big = malloc(len);
+  assert_non_null(big);
+  for (size_t i = 0; i < len; i += 3)
+    memcpy(big + i, "\xe2\x82\xac", 3);
+  for (uint32_t coalesce = 0; coalesce <= 15; coalesce += 15) {
+    struct rig r;
+    rig_init(&r);
+    set_limits(&r, 0, 0, coalesce);
+    pump(&r);
+    feed(&r, (struct model_event){.kind = MODEL_EV_TEXT, .text = "a", .len = 1});
+    pump(&r);
+    feed(&r, (struct model_event){.kind = MODEL_EV_TEXT, .text = big, .len = len});
+    pump(&r);
+    feed(&r, stop_ev(MODEL_STOP_END_TURN));
+    assert_int_equal(pump(&r), AGENT_END);
+    assert_int_equal(r.text_bytes, len + 1);
+    assert_true(r.text_max <= 160 * 1024);
+    assert_false(r.text_cut);
+    assert_int_equal(r.n_messages, 2); /* the user's, then the whole reply */
+    rig_fini(&r);
+  }
+  free(big);
 }
 
 /* The clock set back (the wall clock's, as turnd's is) does not hold text for
@@ -915,6 +960,7 @@ int main(void) {
       cmocka_unit_test(tool_end_without_start_fails),
       cmocka_unit_test(close_deltas_go_out_together),
       cmocka_unit_test(a_clock_set_back_holds_nothing),
+      cmocka_unit_test(big_deltas_go_out_in_pieces),
       cmocka_unit_test(held_text_is_sent_before_a_cancel),
       cmocka_unit_test(token_budget_ends_the_turn),
       cmocka_unit_test(huge_token_counts_still_meet_the_budget),
