@@ -80,9 +80,9 @@ typedef int convo_message_cb(void *ctx, struct convo_message *m);
  * reasoning, each call whose input was complete and each result (its summary:
  * the tool's full result was not recorded) go into c as the agent put them, and
  * cb gets every message finished, at_ms its time; convo_recover_finish then
- * ends the last. The first message cb gets is the turn's first reply: the user's text
- * is in no event. arena is scratch space for parsing. Returns 0, or -1 when out
- * of memory or cb stopped it. */
+ * ends the last. The first message cb gets is the turn's first reply: the
+ * user's text is in no event. arena is scratch space for parsing. Returns 0, or
+ * -1 when out of memory or cb stopped it. */
 int convo_recover(struct convo *c, turn_arena *arena, const char *lines, size_t len,
                   uint64_t at_ms, convo_message_cb *cb, void *ctx);
 /* Ends a rebuild once every chunk is fed, in place of convo_finish: the call the
