@@ -26,8 +26,8 @@
  * (libturn's TURN_READER_DEFAULT_MAX_LINE, hence turn and turncheck). */
 #define TEXT_EVENT_MAX (160u << 10)
 /* How a tool call's input is read: any JSON value (the schema says which it may
- * be), with NUL escaped in strings, which is valid JSON, but not a key twice. */
-#define INPUT_JSON_FLAGS (JSON_DECODE_ANY | JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL)
+ * be), not a key twice. */
+#define INPUT_JSON_FLAGS (JSON_DECODE_ANY | JSON_REJECT_DUPLICATES)
 #define CALL_IDS_CAP     (1u << 20) /* bytes of a turn's call ids kept to tell repeats */
 #define MAX_RETRIES      5          /* throttled attempts of one call before it fails */
 #define INBOX_CAP        (2u << 20) /* bytes of one model event's strings */
@@ -275,14 +275,21 @@ static void notice(struct agent_action *out, turn_str text) {
   out->ev.notice.text = text;
 }
 
-/* The input field of a call, as tool_input and approval carry it. */
-static turn_input input_of(struct agent *a, const struct agent_call *c) {
+/* Whether the call's input can be shown as tool_input and approval carry it,
+ * into *in. libturn refuses some JSON jansson takes (nesting a little deeper). */
+static bool input_shown(struct agent *a, const struct agent_call *c, turn_input *in) {
   const char *visible = demo_visible_input(c->name, c->input, &a->arena);
-  turn_input in = {{NULL, 0}, {NULL, 0}, false};
   turn_error err;
-  if (visible == NULL ||
-      turn_input_from_json(&in, &a->arena, visible, strlen(visible), &err) != TURN_OK)
-    in.json = str_of("{}");
+  *in = (turn_input){{NULL, 0}, {NULL, 0}, false};
+  return visible != NULL &&
+         turn_input_from_json(in, &a->arena, visible, strlen(visible), &err) == TURN_OK;
+}
+
+/* The input field of a call, as tool_input and approval carry it: {} for one
+ * that cannot be shown, which refusal() keeps from running. */
+static turn_input input_of(struct agent *a, const struct agent_call *c) {
+  turn_input in;
+  if (!input_shown(a, c, &in)) in = (turn_input){str_of("{}"), {NULL, 0}, false};
   return in;
 }
 
@@ -396,7 +403,16 @@ static const char *refusal(struct agent *a, const struct agent_call *c) {
       return "the input repeats a key";
     if (json_error_code(&jerr) == json_error_numeric_overflow)
       return "the input has a number too big to read exactly";
+    if (json_error_code(&jerr) == json_error_null_character)
+      return "the input has a NUL character (\\u0000), which turnd cannot show";
     return "the input is not valid JSON";
+  }
+  /* The owner approves, and readers see, the input as shown: one that cannot be
+   * shown would be approved as {} and run as it is. */
+  turn_input shown;
+  if (!input_shown(a, c, &shown)) {
+    json_decref(input);
+    return "the input is one turnd cannot show";
   }
   struct schema_error err;
   int rc = schema_validate(def->schema, input, &err);
