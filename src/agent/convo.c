@@ -6,12 +6,15 @@
 #include "json_short.h"
 
 #include <jansson.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* A text or thinking block larger than any reply; past it the block is cut. */
 #define CONVO_TEXT_CAP (64u << 20)
-#define CONVO_IDS_CAP  (1u << 20) /* bytes of ids of a rebuilt turn's open calls */
+/* The ids of a rebuilt turn's open calls have no cap of their own: the turn's
+ * log, which holds them, has one. */
+#define CONVO_IDS_CAP SIZE_MAX
 
 void convo_init(struct convo *c) {
   memset(c, 0, sizeof *c);

@@ -756,6 +756,40 @@ static void test_convo_recover_a_call_that_had_begun_may_have_run(void **state) 
   turn_arena_fini(&arena);
 }
 
+/* Calls' ids have no cap of their own in a rebuild: a provider's id may be long
+ * (one SSE event holds up to 1 MiB), and a rebuild that failed on one would
+ * keep turnd from starting. */
+static void test_convo_recover_takes_long_call_ids(void **state) {
+  struct convo *c = *state;
+  turn_arena arena;
+  turn_arena_init(&arena, NULL);
+  size_t id_len = (1u << 20) + 10;
+  size_t cap = 2 * id_len + 512;
+  char *lines = malloc(cap);
+  assert_non_null(lines);
+  char *id = malloc(id_len + 1);
+  assert_non_null(id);
+  memset(id, 'k', id_len);
+  id[id_len] = '\0';
+  int n = snprintf(
+      lines, cap,
+      "{\"v\":1,\"seq\":1,\"type\":\"tool_use\",\"id\":\"%s\",\"tool\":\"clock\","
+      "\"tier\":0}\n",
+      id);
+  snprintf(lines + n, cap - (size_t)n,
+           "{\"v\":1,\"seq\":2,\"type\":\"tool_input\",\"id\":\"%s\",\"tool\":\"clock\","
+           "\"input\":{},\"truncated\":false}\n",
+           id);
+  struct collected got = {.stop_after = 8};
+  assert_int_equal(convo_recover(c, &arena, lines, strlen(lines), T0, collect, &got), 0);
+  finish_into(c, &got);
+  assert_int_equal(got.n, 1); /* the reply with its call */
+  collected_free(&got);
+  free(id);
+  free(lines);
+  turn_arena_fini(&arena);
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -778,6 +812,7 @@ int main(void) {
       TEST(test_convo_recover_partial_calls_errors_and_bad_lines),
       TEST(test_convo_recover_a_new_call_ends_the_results),
       TEST(test_convo_recover_a_call_that_had_begun_may_have_run),
+      TEST(test_convo_recover_takes_long_call_ids),
       cmocka_unit_test(test_convo_repair_leaves_a_whole_conversation),
       cmocka_unit_test(test_convo_repair_joins_neighbouring_user_messages),
       cmocka_unit_test(test_convo_repair_answers_calls_left_open),
