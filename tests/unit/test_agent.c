@@ -276,6 +276,19 @@ static void two_replies_each_calling(struct rig *r, const char *id) {
   assert_int_equal(r->n_messages, 5);
 }
 
+/* After two_replies_each_calling: the first reply's call and its result have
+ * id first, the second's second. */
+static void expect_call_ids(const struct rig *r, const char *first, const char *second) {
+  const char *const ids[] = {first, second};
+  for (int reply = 0; reply < 2; reply++) {
+    char call[128], result[128];
+    snprintf(call, sizeof call, "\"id\":\"%s\"", ids[reply]);
+    snprintf(result, sizeof result, "\"tool_use_id\":\"%s\"", ids[reply]);
+    assert_non_null(strstr(r->messages[1 + 2 * reply], call));
+    assert_non_null(strstr(r->messages[2 + 2 * reply], result));
+  }
+}
+
 /* A server that sends no call ids (some OpenAI-compatible ones): each call gets
  * one made up, unique in the turn though every reply numbers its calls from 0,
  * and made of what every provider takes back. */
@@ -283,10 +296,7 @@ static void calls_without_ids_get_ids_unique_in_the_turn(void **state) {
   (void)state;
   struct rig r;
   two_replies_each_calling(&r, "");
-  assert_non_null(strstr(r.messages[1], "\"id\":\"call_t-1_1\""));
-  assert_non_null(strstr(r.messages[2], "\"tool_use_id\":\"call_t-1_1\""));
-  assert_non_null(strstr(r.messages[3], "\"id\":\"call_t-1_2\""));
-  assert_non_null(strstr(r.messages[4], "\"tool_use_id\":\"call_t-1_2\""));
+  expect_call_ids(&r, "call_t-1_1", "call_t-1_2");
   rig_fini(&r);
 }
 
@@ -297,10 +307,7 @@ static void repeated_call_ids_get_ids_unique_in_the_turn(void **state) {
   (void)state;
   struct rig r;
   two_replies_each_calling(&r, "functions.clock:0");
-  assert_non_null(strstr(r.messages[1], "\"id\":\"functions.clock:0\""));
-  assert_non_null(strstr(r.messages[2], "\"tool_use_id\":\"functions.clock:0\""));
-  assert_non_null(strstr(r.messages[3], "\"id\":\"call_t-1_1\""));
-  assert_non_null(strstr(r.messages[4], "\"tool_use_id\":\"call_t-1_1\""));
+  expect_call_ids(&r, "functions.clock:0", "call_t-1_1");
   rig_fini(&r);
 }
 
