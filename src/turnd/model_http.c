@@ -509,7 +509,10 @@ static int on_timeout(CURLM *multi, long timeout_ms, void *userp) {
 struct model_http *model_http_new(struct event_base *base) {
   if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return NULL;
   struct model_http *mh = calloc(1, sizeof *mh);
-  if (mh == NULL) return NULL;
+  if (mh == NULL) {
+    curl_global_cleanup(); /* model_http_free undoes it in every other case */
+    return NULL;
+  }
   mh->base = base;
   mh->multi = curl_multi_init();
   mh->timer = evtimer_new(base, on_timer, mh);
