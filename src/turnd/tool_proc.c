@@ -118,7 +118,7 @@ struct tool_proc {
   size_t input_len;      /* ... its length ... */
   size_t input_off;      /* ... and how much of it was written */
   char *line;            /* the stdout line being read: line[0..line_len), ... */
-  size_t line_len;       /* ... line_len <= TOOL_PROC_LINE_MAX */
+  size_t line_len;       /* ... line_len <= out_total */
   size_t out_total;      /* stdout bytes taken, <= TOOL_PROC_OUTPUT_MAX */
   unsigned progress_n;   /* progress lines taken */
   bool output_ended;     /* RUNNING: stdout ended before any result */
@@ -396,7 +396,7 @@ static void feed(struct tool_proc *p, const char *data, size_t len) {
   while (len > 0 && p->state == TP_RUNNING) {
     const char *nl = memchr(data, '\n', len);
     size_t seg = nl != NULL ? (size_t)(nl - data) : len;
-    if (seg > TOOL_PROC_LINE_MAX - p->line_len) {
+    if (seg > TOOL_PROC_OUTPUT_MAX - p->line_len) {
       fault(p, too_much);
       return;
     }
@@ -818,7 +818,9 @@ struct tool_proc *tool_proc_start(struct event_base *base, const struct tool_con
   size_t input_len = strlen(input_json);
   size_t home_len = strlen(tool->cwd);
   p->input = malloc(input_len + 1);
-  p->line = malloc(TOOL_PROC_LINE_MAX);
+  /* A result may fill the whole output allowed. Only the pages a line reaches
+   * are ever touched, so a short one costs no more than a small buffer. */
+  p->line = malloc(TOOL_PROC_OUTPUT_MAX);
   p->env[1] = malloc(sizeof "HOME=" + home_len);
   p->timer = evtimer_new(base, on_timer, p);
   /* Assigned its pidfd once there is one; allocated now so that nothing after

@@ -38,11 +38,10 @@
 struct event_base;
 struct tool_proc;
 
-#define TOOL_PROC_LINE_MAX     (64u << 10) /* bytes of one stdout line, newline excluded */
-#define TOOL_PROC_OUTPUT_MAX   (1u << 20)  /* bytes of stdout in all */
-#define TOOL_PROC_PROGRESS_MAX 1000        /* progress lines */
-#define TOOL_PROC_TEXT_MAX     1000        /* bytes of a summary or progress message */
-#define TOOL_PROC_GRACE_MS     1000        /* after its result, the time to exit */
+#define TOOL_PROC_OUTPUT_MAX   (1u << 20) /* bytes of stdout in all */
+#define TOOL_PROC_PROGRESS_MAX 1000       /* progress lines */
+#define TOOL_PROC_TEXT_MAX     1000       /* bytes of a summary or progress message */
+#define TOOL_PROC_GRACE_MS     1000       /* after its result, the time to exit */
 
 enum tool_proc_kind { TOOL_PROC_PROGRESS, TOOL_PROC_DONE };
 
@@ -75,8 +74,8 @@ struct tool_proc_event {
  *   "the tool could not start: <strerror>"
  *   "the tool wrote something that is not its protocol"   (a line that is not
  *       JSON, or not one of the two shapes exactly, or has a duplicate key)
- *   "the tool wrote too much"   (a line over TOOL_PROC_LINE_MAX, stdout over
- *       TOOL_PROC_OUTPUT_MAX, more than TOOL_PROC_PROGRESS_MAX progress lines)
+ *   "the tool wrote too much"   (stdout over TOOL_PROC_OUTPUT_MAX, which one
+ *       result line may fill, or more than TOOL_PROC_PROGRESS_MAX progress lines)
  *   "the tool exited with status N before giving a result"
  *   "the tool was killed by signal N before giving a result"
  *   "the tool exited before giving a result"   (its status was lost)

@@ -359,6 +359,24 @@ static void test_tool_proc_flood_one_long_line(void **state) {
   recorder_free(r);
 }
 
+/* The limit is on the output in all, not on a line: a result may fill it. */
+static void test_tool_proc_big_result_line(void **state) {
+  (void)state;
+  struct tool t;
+  tool_init(&t, "flood.sh", "bigresult", SAFETY_MS);
+  struct recorder *r = run_tool(&t, "{}");
+  enum { BIG = 900000 };
+  char *want = malloc(BIG + 3);
+  assert_non_null(want);
+  want[0] = '"';
+  memset(want + 1, 'x', BIG);
+  want[BIG + 1] = '"';
+  want[BIG + 2] = '\0';
+  expect_done(r, 0, true, "big", want);
+  free(want);
+  recorder_free(r);
+}
+
 /* 900 lines of 1200 bytes: the 873 that end within 1 MiB are handed out (each
  * message cut to TOOL_PROC_TEXT_MAX), then the call fails. */
 static void test_tool_proc_flood_over_total(void **state) {
@@ -758,6 +776,7 @@ int main(void) {
       cmocka_unit_test(test_tool_proc_flood_of_garbage),
       cmocka_unit_test(test_tool_proc_flood_of_progress),
       cmocka_unit_test(test_tool_proc_flood_one_long_line),
+      cmocka_unit_test(test_tool_proc_big_result_line),
       cmocka_unit_test(test_tool_proc_flood_over_total),
       cmocka_unit_test(test_tool_proc_unsafe_text_is_replaced),
       cmocka_unit_test(test_tool_proc_long_text_is_cut_on_a_code_point),
