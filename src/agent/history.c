@@ -23,6 +23,7 @@ struct call_info {
   uint64_t input_n; /* order in which inputs completed (0: not yet) */
   int tier;
   bool has_tier, has_result;
+  bool has_widget; /* a widget event was recorded for it */
   turn_status status;
   turn_approval approval;
   char *summary;
@@ -172,6 +173,10 @@ static int take_event(struct history *h, const char *turn, uint64_t at_ms,
           str_is(ev->approval_decided.request, c->request) && at_ms > c->ready_ms)
         c->ready_ms = at_ms;
     }
+    return 0;
+  case TURN_EV_WIDGET:
+    if ((c = call_get(h, turn, ev->widget.id)) == NULL) return -1;
+    c->has_widget = true;
     return 0;
   case TURN_EV_TOOL_RESULT:
     if ((c = call_get(h, turn, ev->tool_result.id)) == NULL) return -1;
@@ -340,10 +345,13 @@ static void tool_block(struct builder *b, const struct message *m, json_t *use) 
   }
   put(b, &blk, m->at_ms);
   free(input_text);
-  /* A widget from a render_ui call with a valid input. */
+  /* A widget from a render_ui call with a valid input. Where the call's events
+   * were recorded they say whether its widget was shown: not for a call that
+   * was refused, rejected or cancelled first. */
   const char *title = str_field(json_object_get(use, "input"), "title");
   const char *html = str_field(json_object_get(use, "input"), "html");
-  if (strcmp(name, "render_ui") == 0 && title != NULL && html != NULL) {
+  if (strcmp(name, "render_ui") == 0 && title != NULL && html != NULL &&
+      (c == NULL || c->has_widget)) {
     memset(&blk, 0, sizeof blk);
     blk.type = TURN_BLOCK_WIDGET;
     blk.widget.id = turn_str_c(id);

@@ -144,6 +144,11 @@ static int get_name(struct load *l, json_t *j, struct tool_config *t,
   const char *s = json_string_value(v);
   if (s == NULL || !plain_word(s, TOOLS_CONFIG_NAME_MAX))
     return fail(l, "name", "must be 1 to 64 of a-z, A-Z, 0-9, _ and -");
+  /* The protocol gives render_ui calls a meaning of their own (their html goes
+   * out in a widget event, not in tool_input or the approval), which a program
+   * of the owner's would not honour. */
+  if (strcmp(s, "render_ui") == 0)
+    return fail(l, "name", "render_ui is the protocol's widget tool; choose another");
   l->name = s; /* checked: from here on errors may say which tool */
   for (size_t i = 0; i < n_earlier; i++)
     if (strcmp(earlier[i].name, s) == 0)

@@ -495,30 +495,40 @@ static void test_history_decision_time_does_not_leak_into_the_next_turn(void **s
 static void test_history_render_ui_gives_tool_then_widget(void **state) {
   struct history *h = *state;
   CHUNK(h, "t-1", T0, TURN_EV("t-1"), USE("u1", "render_ui", "0"),
-        INPUT("u1", "render_ui"));
-  CHUNK(h, "t-1", T0 + 5, RESULT("u1", "render_ui", "ok", "widget shown", "null"));
+        INPUT("u1", "render_ui"), USE("u4", "render_ui", "0"), INPUT("u4", "render_ui"),
+        RESULT("u4", "render_ui", "rejected", "the input is wrong", "null"));
+  CHUNK(h, "t-1", T0 + 5,
+        "{'type':'widget','id':'u1','title':'Lamps','html':'<b>on</b>'}",
+        RESULT("u1", "render_ui", "ok", "widget shown", "null"));
   message(
       h, "t-1", T0,
       "{'role':'assistant','content':[{'type':'tool_use','id':'u1','name':'render_ui',"
       "'input':{'title':'Lamps','html':'<b>on</b>','size':2}},"
       "{'type':'tool_use','id':'u2','name':'render_ui','input':{'title':'No html'}},"
       "{'type':'tool_use','id':'u3','name':'render_ui',"
-      "'input':{'title':7,'html':'<i>x</i>'}}]}");
+      "'input':{'title':7,'html':'<i>x</i>'}},"
+      "{'type':'tool_use','id':'u4','name':'render_ui',"
+      "'input':{'title':'Refused','html':'<i>y</i>','size':'big'}}]}");
   /* The tool block's input is what tool_input carried: without the html, which
-   * travels in the widget only. Without a string title and html, no widget. */
+   * travels in the widget only. Without a string title and html, no widget;
+   * nor for a call whose events show none (u4 was refused before it ran). */
   expect_blocks(
-      h, "[{'type':'tool','id':'u1','tool':'render_ui','tier':0,'input':{'title':'Lamps',"
-         "'size':2},"
-         "'truncated':false,'status':'ok','summary':'widget "
-         "shown','approval':null,'duration_ms':5,'at':'@00.000Z'},"
-         "{'type':'widget','id':'u1','title':'Lamps','html':'<b>on</b>','at':'@00.000Z'},"
-         "{'type':'tool','id':'u2','tool':'render_ui','tier':null,'input':{'title':'No "
-         "html'},"
-         "'truncated':false,'status':null,'summary':null,'approval':null,'duration_ms':"
-         "null,'at':'@00.000Z'},"
-         "{'type':'tool','id':'u3','tool':'render_ui','tier':null,'input':{'title':7},"
-         "'truncated':false,'status':null,'summary':null,'approval':null,'duration_ms':"
-         "null,'at':'@00.000Z'}]");
+      h,
+      "[{'type':'tool','id':'u1','tool':'render_ui','tier':0,'input':{'title':'Lamps',"
+      "'size':2},"
+      "'truncated':false,'status':'ok','summary':'widget "
+      "shown','approval':null,'duration_ms':5,'at':'@00.000Z'},"
+      "{'type':'widget','id':'u1','title':'Lamps','html':'<b>on</b>','at':'@00.000Z'},"
+      "{'type':'tool','id':'u2','tool':'render_ui','tier':null,'input':{'title':'No "
+      "html'},"
+      "'truncated':false,'status':null,'summary':null,'approval':null,'duration_ms':"
+      "null,'at':'@00.000Z'},"
+      "{'type':'tool','id':'u3','tool':'render_ui','tier':null,'input':{'title':7},"
+      "'truncated':false,'status':null,'summary':null,'approval':null,'duration_ms':"
+      "null,'at':'@00.000Z'},"
+      "{'type':'tool','id':'u4','tool':'render_ui','tier':0,'input':{'title':'Refused',"
+      "'size':'big'},'truncated':false,'status':'rejected','summary':'the input is "
+      "wrong','approval':null,'duration_ms':0,'at':'@00.000Z'}]");
 }
 
 /* Adds a message holding one tool_use whose input is {"data": n_units copies of

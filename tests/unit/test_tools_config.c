@@ -341,6 +341,9 @@ static void test_tools_config_name(void **state) {
                  "tools[0]: name: must be", NULL);
   expect_refused(fx, TOOLS(TOOL(BASIC) ", " TOOL(BASIC)),
                  "tools[1] (\"weather\"): name: tools[0] has the same name", NULL);
+  /* The protocol's widget tool: its html would be kept from the approver. */
+  expect_refused(fx, TOOLS(TOOL("\"name\": \"render_ui\", " DESC)),
+                 "tools[0]: name: render_ui is the protocol's widget tool", NULL);
   /* Names differ by case: two tools. */
   expect_ok(fx, &c,
             TOOLS(TOOL(BASIC) ", " TOOL("\"name\": \"Weather\", " DESC ", " INPUT
