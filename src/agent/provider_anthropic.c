@@ -478,16 +478,7 @@ static bool add_messages(json_t *messages, const struct provider_request *req) {
 }
 
 static json_t *tool_json(const struct provider_tool *tool) {
-  json_error_t jerr;
-  json_t *schema = json_loads(tool->input_schema, 0, &jerr);
-  /* The API refuses every request that offers a tool whose input_schema has
-   * anyOf, oneOf or allOf at its top level ("does not support oneOf, allOf, or
-   * anyOf at the top level"). The model is shown the schema without them;
-   * turnd still checks each input against all of it before the tool runs, and
-   * tells the model what failed. */
-  static const char *const top_level_only[] = {"anyOf", "oneOf", "allOf"};
-  for (size_t i = 0; i < 3 && json_is_object(schema); i++)
-    json_object_del(schema, top_level_only[i]);
+  json_t *schema = provider_schema_shown(tool->input_schema);
   json_t *t = json_object();
   bool ok = json_is_object(schema) && t != NULL &&
             json_object_set_new(t, "name", json_string(tool->name)) == 0 &&

@@ -172,3 +172,28 @@ char *provider_error_message(long status, const char *body, size_t len) {
   if (n < 0) return NULL;
   return strdup(fallback);
 }
+
+/* The APIs refuse a whole request over a tool schema they do not take at its
+ * top level: Anthropic's over anyOf, oneOf or allOf ("does not support oneOf,
+ * allOf, or anyOf at the top level"), OpenAI's over those, enum and not, and
+ * over an object without properties ("object schema missing properties"). The
+ * model is shown the schema without them; turnd still checks every input
+ * against the whole schema before the tool runs, and tells the model what
+ * failed. */
+json_t *provider_schema_shown(const char *input_schema) {
+  json_t *schema = input_schema != NULL ? json_loads(input_schema, 0, NULL)
+                                        : json_pack("{s:s}", "type", "object");
+  if (!json_is_object(schema)) {
+    json_decref(schema);
+    return NULL;
+  }
+  static const char *const refused_at_top[] = {"anyOf", "oneOf", "allOf", "enum", "not"};
+  for (size_t i = 0; i < sizeof refused_at_top / sizeof refused_at_top[0]; i++)
+    json_object_del(schema, refused_at_top[i]);
+  if (json_object_get(schema, "properties") == NULL &&
+      json_object_set_new(schema, "properties", json_object()) != 0) {
+    json_decref(schema);
+    return NULL;
+  }
+  return schema;
+}

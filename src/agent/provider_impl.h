@@ -6,6 +6,8 @@
 
 #include "provider.h"
 
+#include <jansson.h>
+
 struct provider_stream {
   enum provider_kind kind;
   model_event_cb *cb;
@@ -19,6 +21,10 @@ struct provider_stream {
 void provider_emit(struct provider_stream *s, const struct model_event *ev);
 /* Hands out MODEL_EV_ERROR with message (not throttled). */
 void provider_fail(struct provider_stream *s, const char *message);
+
+/* A tool's input_schema as a model is shown it (NULL: one that takes no input),
+ * parsed; NULL when it is not a JSON object or memory ran out. */
+json_t *provider_schema_shown(const char *input_schema);
 
 /* Each decoder: state for one answer (NULL when out of memory), one SSE event,
  * the answer's end, and freeing (accepts NULL). */

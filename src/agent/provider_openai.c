@@ -647,9 +647,7 @@ static bool add_message(json_t *out, const char *message) {
 }
 
 static json_t *tool_entry(const struct provider_tool *t) {
-  json_t *schema = t->input_schema != NULL
-                       ? json_loads(t->input_schema, 0, NULL)
-                       : json_pack("{s:s, s:{}}", "type", "object", "properties");
+  json_t *schema = provider_schema_shown(t->input_schema);
   json_t *fn = json_object();
   json_t *tool = json_pack("{s:s, s:o}", "type", "function", "function", fn);
   bool ok =

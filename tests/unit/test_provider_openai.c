@@ -644,6 +644,42 @@ static void test_provider_openai_body_shapes(void **state) {
             "{\"role\":\"assistant\",\"content\":\"plain\"}]}");
 }
 
+/* The API refuses a request over a tool whose parameters have anyOf, oneOf,
+ * allOf, enum or not at the top, or no properties: the model is shown the
+ * schema without the first, and with empty properties (turnd checks inputs
+ * against the whole schema). Deeper down they stay. */
+static void test_provider_openai_body_adapts_tool_schemas(void **state) {
+  (void)state;
+  const char *messages[] = {
+      "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}"};
+  const struct provider_tool tools[] = {
+      {"find", NULL,
+       "{\"type\":\"object\",\"properties\":{\"id\":{\"anyOf\":[{\"type\":"
+       "\"string\"},{\"type\":\"integer\"}]},\"name\":{\"enum\":[\"a\"]}},"
+       "\"anyOf\":[{\"required\":[\"id\"]},{\"required\":[\"name\"]}],"
+       "\"oneOf\":[{}],\"allOf\":[{}],\"enum\":[{}],\"not\":{\"required\":[\"x\"]}}"},
+      {"ping", NULL, "{\"type\":\"object\"}"},
+      {"noargs", NULL, NULL},
+  };
+  struct provider_request req = {.model = "m",
+                                 .messages = messages,
+                                 .n_messages = 1,
+                                 .tools = tools,
+                                 .n_tools = 3,
+                                 .max_tokens = 64};
+  expect_body(
+      &req,
+      "{\"model\":\"m\",\"stream\":true,\"stream_options\":{\"include_usage\":true},"
+      "\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
+      "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"find\","
+      "\"parameters\":{\"type\":\"object\",\"properties\":{\"id\":{\"anyOf\":[{"
+      "\"type\":\"string\"},{\"type\":\"integer\"}]},\"name\":{\"enum\":[\"a\"]}}}}},"
+      "{\"type\":\"function\",\"function\":{\"name\":\"ping\",\"parameters\":{"
+      "\"type\":\"object\",\"properties\":{}}}},"
+      "{\"type\":\"function\",\"function\":{\"name\":\"noargs\",\"parameters\":{"
+      "\"type\":\"object\",\"properties\":{}}}}]}");
+}
+
 /* OpenAI's own API gets the limit as max_completion_tokens (its reasoning
  * models refuse max_tokens); any other server, as max_tokens. Which one a base
  * URL is goes by its host alone. */
@@ -730,6 +766,7 @@ int main(void) {
       cmocka_unit_test(test_provider_openai_limits),
       cmocka_unit_test(test_provider_openai_body_tool_turn),
       cmocka_unit_test(test_provider_openai_body_shapes),
+      cmocka_unit_test(test_provider_openai_body_adapts_tool_schemas),
       cmocka_unit_test(test_provider_openai_limit_field),
       cmocka_unit_test(test_provider_openai_body_keeps_nul),
       cmocka_unit_test(test_provider_openai_body_rejects_bad_json),
