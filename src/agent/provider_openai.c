@@ -1,8 +1,8 @@
 /* OpenAI-compatible Chat Completions (OpenAI, llama.cpp's server, Ollama, vLLM):
  * the stream decoder and the request body. Only choice 0 is read. Tool calls are
- * handed out in index order, each TOOL_START before any of its arguments, and all
- * TOOL_ENDs at the finish_reason. Memory is bounded: OPENAI_MAX_CALLS calls of
- * at most OPENAI_ARGS_CAP bytes of arguments each.
+ * handed out in the order they first came, each TOOL_START before any of its arguments,
+ * and all TOOL_ENDs at the finish_reason. Memory is bounded: OPENAI_MAX_CALLS calls of at
+ * most OPENAI_ARGS_CAP bytes of arguments each.
  *
  * The answer:
  *
@@ -84,6 +84,7 @@ enum call_state { CALL_NONE, CALL_PENDING, CALL_STARTED, CALL_ENDED };
 
 struct call {
   enum call_state state;
+  json_int_t server_index;        /* the "index" it came with, or -1 */
   char id[OPENAI_NAME_MAX + 1];   /* NUL-terminated; "" until one arrives */
   char name[OPENAI_NAME_MAX + 1]; /* NUL-terminated; grows while PENDING */
   size_t name_len;                /* PENDING may have 0; STARTED has > 0 */
@@ -95,7 +96,7 @@ struct call {
 struct openai {
   enum oa_state state;
   enum model_stop stop; /* FINISHED: why the reply stopped */
-  struct call *calls;   /* [0..n_calls), by the tool call's index; a gap is NONE */
+  struct call *calls;   /* [0..n_calls), in the order they first came */
   size_t n_calls;       /* <= OPENAI_MAX_CALLS */
   size_t n_started;     /* calls started so far: the next one's ordinal */
 };
@@ -175,7 +176,7 @@ static void start_call(struct provider_stream *s, struct openai *o, size_t i) {
     emit_piece(s, MODEL_EV_TOOL_DELTA, c->ordinal, c->args.data, c->args.len);
 }
 
-/* Starts every pending call up to `last`, in index order. A call still without a
+/* Starts every pending call up to slot `last`, in order. A call still without a
  * name holds back itself and those after it, since its name may be on the way;
  * at the finish (`force`) it never will be, and that is an error. Returns false
  * when the stream failed. */
@@ -194,51 +195,61 @@ static bool start_calls(struct provider_stream *s, struct openai *o, size_t last
   return true;
 }
 
-/* The call at `index`, made (NONE) when it is new. NULL when past the limit or
- * out of memory; the stream has then failed. */
-static struct call *call_at(struct provider_stream *s, struct openai *o, size_t index) {
-  if (index >= OPENAI_MAX_CALLS) {
+/* The call in `slot`, made (NONE, with server_index) when slot is n_calls.
+ * NULL when past the limit or out of memory; the stream has then failed. */
+static struct call *call_at(struct provider_stream *s, struct openai *o, size_t slot,
+                            json_int_t server_index) {
+  if (slot < o->n_calls) return &o->calls[slot];
+  if (o->n_calls == OPENAI_MAX_CALLS) {
     fail(s, o, "the stream sent too many tool calls");
     return NULL;
   }
-  if (index >= o->n_calls) {
-    struct call *calls = realloc(o->calls, (index + 1) * sizeof *calls);
-    if (calls == NULL) {
-      fail(s, o, "out of memory");
-      return NULL;
-    }
-    for (size_t i = o->n_calls; i <= index; i++) {
-      memset(&calls[i], 0, sizeof calls[i]);
-      turn_buf_init(&calls[i].args, OPENAI_ARGS_CAP, NULL);
-    }
-    o->calls = calls;
-    o->n_calls = index + 1;
+  struct call *calls = realloc(o->calls, (o->n_calls + 1) * sizeof *calls);
+  if (calls == NULL) {
+    fail(s, o, "out of memory");
+    return NULL;
   }
-  return &o->calls[index];
+  o->calls = calls;
+  struct call *c = &calls[o->n_calls++];
+  memset(c, 0, sizeof *c);
+  turn_buf_init(&c->args, OPENAI_ARGS_CAP, NULL);
+  c->server_index = server_index;
+  return c;
 }
 
-/* Which call a tool_calls entry belongs to. Its "index" says; a server that
- * leaves it out means the call with the same id, a new call when the id is new,
- * or the last call when there is no id either. */
-static bool call_index(const struct openai *o, json_t *tc, size_t *out) {
+/* Which call a tool_calls entry belongs to, into *slot (n_calls: a new one), and
+ * the "index" it carries into *server_index (-1: none). An id seen before is its
+ * call. Else the index says: the latest call that came with it, unless the
+ * entry brings an id and that call has another (Ollama numbers every call 0 and
+ * tells them apart by id alone). A server that leaves "index" out means a new
+ * call with a new id, or the last call when there is no id either. False when
+ * the index is not a count. */
+static bool call_index(const struct openai *o, json_t *tc, size_t *slot,
+                       json_int_t *server_index) {
   json_t *index = json_object_get(tc, "index");
-  if (json_is_integer(index)) {
-    json_int_t i = json_integer_value(index);
-    if (i < 0) return false;
-    /* Clamped, so a huge index cannot wrap a size_t into a small one. */
-    *out = i > OPENAI_MAX_CALLS ? OPENAI_MAX_CALLS : (size_t)i;
-    return true;
-  }
-  if (index != NULL && !json_is_null(index)) return false;
+  if (json_is_integer(index) && json_integer_value(index) >= 0)
+    *server_index = json_integer_value(index);
+  else if (index == NULL || json_is_null(index))
+    *server_index = -1;
+  else
+    return false;
   const char *id = json_string_value(json_object_get(tc, "id"));
-  if (id != NULL && id[0] != '\0') {
-    size_t i = 0;
-    while (i < o->n_calls && strcmp(o->calls[i].id, id) != 0)
-      i++;
-    *out = i; /* n_calls: a new call */
+  bool has_id = id != NULL && id[0] != '\0';
+  for (size_t i = 0; has_id && i < o->n_calls; i++)
+    if (strcmp(o->calls[i].id, id) == 0) {
+      *slot = i;
+      return true;
+    }
+  if (*server_index >= 0) {
+    *slot = o->n_calls;
+    for (size_t i = o->n_calls; i-- > 0;)
+      if (o->calls[i].server_index == *server_index) {
+        if (!has_id || o->calls[i].id[0] == '\0') *slot = i;
+        break;
+      }
     return true;
   }
-  *out = o->n_calls > 0 ? o->n_calls - 1 : 0;
+  *slot = has_id || o->n_calls == 0 ? o->n_calls : o->n_calls - 1;
   return true;
 }
 
@@ -264,14 +275,15 @@ static bool on_tool_delta(struct provider_stream *s, struct openai *o, json_t *t
   json_t *id = json_object_get(tc, "id");
   json_t *name = json_object_get(fn, "name");
   json_t *args = json_object_get(fn, "arguments");
-  size_t index;
+  size_t slot;
+  json_int_t server_index;
   if (!json_is_object(tc) || !(fn == NULL || json_is_null(fn) || json_is_object(fn)) ||
       !is_text(id) || !is_text(name) || !(is_text(args) || json_is_object(args)) ||
-      !call_index(o, tc, &index)) {
+      !call_index(o, tc, &slot, &server_index)) {
     fail(s, o, "the stream sent a malformed tool call");
     return false;
   }
-  struct call *c = call_at(s, o, index);
+  struct call *c = call_at(s, o, slot, server_index);
   if (c == NULL) return false;
   if (c->state == CALL_NONE) c->state = CALL_PENDING;
 
@@ -317,7 +329,7 @@ static bool on_tool_delta(struct provider_stream *s, struct openai *o, json_t *t
     return true;
   }
   /* Arguments mean the name is whole. */
-  return start_calls(s, o, index, false);
+  return start_calls(s, o, slot, false);
 }
 
 /* ----------------------------------------------------------------- chunks */
@@ -334,7 +346,7 @@ static enum model_stop stop_from(const char *reason, bool called) {
   return MODEL_STOP_OTHER;
 }
 
-/* The reply finished: every call starts if it has not and ends, in index order.
+/* The reply finished: every call starts if it has not and ends, in order.
  * Returns false when the stream failed. */
 static bool on_finish(struct provider_stream *s, struct openai *o, const char *reason) {
   if (o->state == OA_STREAMING) {
@@ -394,7 +406,8 @@ static bool on_choice(struct provider_stream *s, struct openai *o, json_t *choic
     for (size_t i = 0; i < json_array_size(tools); i++)
       if (!on_tool_delta(s, o, json_array_get(tools, i))) return false;
   }
-  if (json_is_string(finish)) return on_finish(s, o, json_string_value(finish));
+  /* Some servers (older Ollama, sglang) say "" where they mean null. */
+  if (json_string_length(finish) > 0) return on_finish(s, o, json_string_value(finish));
   return true;
 }
 

@@ -344,6 +344,31 @@ static void test_provider_openai_tool_call_index_gaps(void **state) {
                 "stop tool_use\n");
 }
 
+/* Ollama numbers every call of a reply 0 and sends each whole in one chunk:
+ * a new id at an index taken by another id is a new call. Pieces without an id
+ * go to the latest call of their index. */
+static void test_provider_openai_tool_calls_sharing_index_0(void **state) {
+  (void)state;
+  expect_events(CHUNK("{\"tool_calls\":[{\"id\":\"call_a\",\"index\":0,\"type\":"
+                      "\"function\",\"function\":{\"name\":\"lamp_set\",\"arguments\":"
+                      "\"{\\\"on\\\":true}\"}}]}",
+                      "null") //
+                CHUNK("{\"tool_calls\":[{\"id\":\"call_b\",\"index\":0,\"type\":"
+                      "\"function\",\"function\":{\"name\":\"clock\",\"arguments\":"
+                      "\"{\\\"tz\\\":\"}}]}",
+                      "null")                                              //
+                CHUNK(TOOL(0, "{\"arguments\":\"\\\"UTC\\\"}\"}"), "null") //
+                CHUNK("{}", "\"tool_calls\"") "data: [DONE]\n\n",
+                "start 0 call_a lamp_set\n"
+                "delta 0 {\"on\":true}\n"
+                "start 1 call_b clock\n"
+                "delta 1 {\"tz\":\n"
+                "delta 1 \"UTC\"}\n"
+                "end 0 {\"on\":true}\n"
+                "end 1 {\"tz\":\"UTC\"}\n"
+                "stop tool_use\n");
+}
+
 /* A name that comes after the first arguments holds the call back, and every
  * call after it, until the name is there: STARTs stay in index order and each
  * comes before its arguments, which are handed out at once when it starts.
@@ -464,6 +489,26 @@ static void test_provider_openai_error_chunk(void **state) {
                 "error throttled busy\n");
   expect_events("data: {\"error\":{\"code\":500}}\n\n",
                 "error the provider sent an error\n");
+  /* llama.cpp's server: an "error" line, then [DONE]. */
+  expect_events(
+      CHUNK("{\"content\":\"Hi\"}", "null") //
+      "error: {\"code\":400,\"message\":\"the request exceeds the available "
+      "context size, try increasing it\",\"type\":\"exceed_context_size_error\"}"
+      "\n\ndata: [DONE]\n\n",
+      "text Hi\n"
+      "error the request exceeds the available context size, try increasing "
+      "it\n");
+}
+
+/* Some servers say "" where they mean a null finish_reason. */
+static void test_provider_openai_empty_finish_reason_is_none(void **state) {
+  (void)state;
+  expect_events(CHUNK("{\"content\":\"Hel\"}", "\"\"")
+                    CHUNK("{\"content\":\"lo\"}", "\"\"")
+                        CHUNK("{}", "\"stop\"") "data: [DONE]\n\n",
+                "text Hel\n"
+                "text lo\n"
+                "stop end_turn\n");
 }
 
 static void test_provider_openai_bad_json(void **state) {
@@ -500,14 +545,37 @@ static void test_provider_openai_other_choices_and_noise(void **state) {
 
 static void test_provider_openai_limits(void **state) {
   (void)state;
-  const char *too_many[] = {
-      "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":64,\"id\":"
-      "\"c\",\"function\":{\"name\":\"clock\",\"arguments\":\"{}\"}}]}}]}"};
-  expect_direct(too_many, 1, "error the stream sent too many tool calls\n");
+  /* 64 calls (OPENAI_MAX_CALLS) fit in a reply; the one after them does not. */
+  enum { MAX_CALLS = 64, CALLS = MAX_CALLS + 1 };
+  char *too_many[CALLS];
+  for (size_t i = 0; i < CALLS; i++) {
+    too_many[i] = malloc(200);
+    assert_non_null(too_many[i]);
+    snprintf(
+        too_many[i], 200,
+        "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":%zu,"
+        "\"id\":\"c%zu\",\"function\":{\"name\":\"clock\",\"arguments\":\"{}\"}}]}}]}",
+        i, i);
+  }
+  turn_buf want_many;
+  turn_buf_init(&want_many, SIZE_MAX, NULL);
+  for (size_t i = 0; i < MAX_CALLS; i++) {
+    char line[64];
+    int n = snprintf(line, sizeof line, "start %zu c%zu clock\ndelta %zu {}\n", i, i, i);
+    assert_int_equal(turn_buf_append(&want_many, line, (size_t)n), TURN_OK);
+  }
+  const char error_line[] = "error the stream sent too many tool calls\n";
+  assert_int_equal(turn_buf_append(&want_many, error_line, sizeof error_line), TURN_OK);
+  expect_direct((const char *const *)too_many, CALLS, want_many.data);
+  turn_buf_fini(&want_many);
+  for (size_t i = 0; i < CALLS; i++)
+    free(too_many[i]);
+  /* An index is a name, not a count: a huge one is one call. */
   const char *huge[] = {
       "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":"
-      "9223372036854775807,\"function\":{\"name\":\"clock\"}}]}}]}"};
-  expect_direct(huge, 1, "error the stream sent too many tool calls\n");
+      "9223372036854775807,\"function\":{\"name\":\"clock\"}}]}}]}",
+      "{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}"};
+  expect_direct(huge, 2, "start 0  clock\nend 0 \nstop tool_use\n");
 
   const char *nameless[] = {
       "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\","
@@ -755,12 +823,14 @@ int main(void) {
       cmocka_unit_test(test_provider_openai_two_tool_calls_interleaved),
       cmocka_unit_test(test_provider_openai_tool_call_variants),
       cmocka_unit_test(test_provider_openai_tool_call_index_gaps),
+      cmocka_unit_test(test_provider_openai_tool_calls_sharing_index_0),
       cmocka_unit_test(test_provider_openai_tool_call_late_name_and_no_index),
       cmocka_unit_test(test_provider_openai_finish_reason_length),
       cmocka_unit_test(test_provider_openai_usage_in_final_chunk),
       cmocka_unit_test(test_provider_openai_no_done_marker),
       cmocka_unit_test(test_provider_openai_cut_before_finish),
       cmocka_unit_test(test_provider_openai_error_chunk),
+      cmocka_unit_test(test_provider_openai_empty_finish_reason_is_none),
       cmocka_unit_test(test_provider_openai_bad_json),
       cmocka_unit_test(test_provider_openai_other_choices_and_noise),
       cmocka_unit_test(test_provider_openai_limits),

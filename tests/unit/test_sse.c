@@ -212,6 +212,16 @@ static void test_sse_field_forms(void **state) {
                 0);
 }
 
+/* llama.cpp's server says why a stream failed in an "error" line: read as an
+ * "error" event with that data, within the same limit. */
+static void test_sse_error_line_is_an_error_event(void **state) {
+  (void)state;
+  expect_events("data: a\n\nerror: {\"code\":400}\n\ndata: [DONE]\n\n", NO_LIMIT,
+                "message{a}error{{\"code\":400}}message{[DONE]}", 0);
+  expect_events("error: 012345678\n\n", 16, "error{012345678}", 0);
+  expect_events("error: 0123456789\n\n", 16, "", -1);
+}
+
 static void test_sse_event_name_resets_after_each_event(void **state) {
   (void)state;
   expect_events("event: a\ndata: 1\n\ndata: 2\n\n", NO_LIMIT, "a{1}message{2}", 0);
@@ -300,6 +310,7 @@ int main(void) {
       cmocka_unit_test(test_sse_crlf_split_across_feeds_is_one_line_end),
       cmocka_unit_test(test_sse_bom_at_start_is_skipped_once),
       cmocka_unit_test(test_sse_comments_are_ignored),
+      cmocka_unit_test(test_sse_error_line_is_an_error_event),
       cmocka_unit_test(test_sse_field_forms),
       cmocka_unit_test(test_sse_event_name_resets_after_each_event),
       cmocka_unit_test(test_sse_unfinished_event_is_dropped_at_the_end),
