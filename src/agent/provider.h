@@ -74,6 +74,11 @@ bool provider_openai_is_own_api(const char *base_url);
  * naming the status. Owned: free(); NULL when out of memory. */
 char *provider_error_message(long status, const char *body, size_t len);
 
+/* Whether an error answer's body says that no wait will help: OpenAI answers
+ * 429 both for a rate limit and for a quota used up ("insufficient_quota" as
+ * the error's type or code), which only the owner's billing can change. */
+bool provider_error_is_lasting(const char *body, size_t len);
+
 /* ---------------------------------------------------------- the stream */
 
 /* A decoder takes the SSE events of one call's 2xx answer and hands out model

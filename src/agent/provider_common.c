@@ -173,6 +173,18 @@ char *provider_error_message(long status, const char *body, size_t len) {
   return strdup(fallback);
 }
 
+bool provider_error_is_lasting(const char *body, size_t len) {
+  if (body == NULL) return false;
+  json_t *root = json_loadb(body, len, 0, NULL);
+  json_t *err = json_object_get(root, "error");
+  const char *type = json_string_value(json_object_get(err, "type"));
+  const char *code = json_string_value(json_object_get(err, "code"));
+  bool lasting = (type != NULL && strcmp(type, "insufficient_quota") == 0) ||
+                 (code != NULL && strcmp(code, "insufficient_quota") == 0);
+  json_decref(root);
+  return lasting;
+}
+
 /* The APIs refuse a whole request over a tool schema they do not take at its
  * top level: Anthropic's over anyOf, oneOf or allOf ("does not support oneOf,
  * allOf, or anyOf at the top level"), OpenAI's over those, enum and not, and

@@ -336,12 +336,14 @@ static size_t on_header(char *buffer, size_t size, size_t nitems, void *arg) {
 }
 
 /* A non-2xx answer: its last event says the provider's message. 429, 503 and
- * 529 are throttles, unless retry-after asks for more than RETRY_AFTER_MAX_S:
- * then the call fails at once and says how long the provider wants. */
+ * 529 are throttles, unless the body says no wait will help, or retry-after
+ * asks for more than RETRY_AFTER_MAX_S: then the call fails at once (and says
+ * how long the provider wants). */
 static void refused(struct model_call *c) {
   char *msg = provider_error_message(c->status, c->err_body, c->err_len);
   const char *said = msg != NULL ? msg : "the model answered with an error";
-  bool throttled = c->status == 429 || c->status == 503 || c->status == 529;
+  bool throttled = (c->status == 429 || c->status == 503 || c->status == 529) &&
+                   !provider_error_is_lasting(c->err_body, c->err_len);
   if (throttled && c->retry_after > RETRY_AFTER_MAX_S) {
     char text[1024];
     snprintf(text, sizeof text,

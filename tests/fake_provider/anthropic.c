@@ -225,6 +225,8 @@ static int refuse(struct evhttp_request *req, enum refusal r, const char *why) {
                              "rate limit"},
       [REFUSE_SERVER] = {500, "api_error", "Internal server error"},
       [REFUSE_OVERLOADED] = {529, "overloaded_error", "Overloaded"},
+      [REFUSE_NO_QUOTA] = {400, "invalid_request_error",
+                           "Your credit balance is too low to access the Anthropic API."},
   };
   return provider_send_json(req, table[r].status,
                             json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error",

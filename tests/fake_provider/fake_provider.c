@@ -80,6 +80,8 @@ static enum refusal refusal_of(enum answer_failure failure) {
     return REFUSE_OVERLOADED;
   case ANSWER_KEY_REFUSED:
     return REFUSE_AUTH;
+  case ANSWER_NO_QUOTA:
+    return REFUSE_NO_QUOTA;
   case ANSWER_SERVER_ERROR:
   case ANSWER_STREAMS:
     break;

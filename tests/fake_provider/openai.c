@@ -196,6 +196,9 @@ static int refuse(struct evhttp_request *req, enum refusal r, const char *why) {
       [REFUSE_SERVER] = {500, "server_error", NULL, "Internal server error"},
       [REFUSE_OVERLOADED] = {503, "server_error", NULL,
                              "The server is overloaded or not ready yet."},
+      [REFUSE_NO_QUOTA] = {429, "insufficient_quota", "insufficient_quota",
+                           "You exceeded your current quota, please check your plan "
+                           "and billing details."},
   };
   const char *message = why != NULL ? why : table[r].message;
   const char *code = table[r].code;

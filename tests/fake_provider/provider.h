@@ -48,6 +48,7 @@ enum refusal {
   REFUSE_RATE_LIMIT, /* 429 */
   REFUSE_SERVER,     /* 500 */
   REFUSE_OVERLOADED, /* Anthropic 529, OpenAI 503 */
+  REFUSE_NO_QUOTA,   /* OpenAI 429 insufficient_quota, Anthropic 400 */
 };
 
 /* A refusal and its message. The message names fields and ids of the request,

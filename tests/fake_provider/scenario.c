@@ -27,6 +27,7 @@ static const struct {
     [SCENARIO_RETRY_AFTER] = {"retry-after", "retry-after"},
     [SCENARIO_BACKOFF] = {"backoff", "backoff"},
     [SCENARIO_OVERLOADED] = {"overloaded", "overloaded"},
+    [SCENARIO_QUOTA] = {"quota", "quota"},
     [SCENARIO_MAXTOKENS] = {"maxtokens", "maxtokens"},
     [SCENARIO_REFUSAL] = {"refusal", "refusal"},
     [SCENARIO_THINK] = {"think", "think"},
@@ -180,6 +181,9 @@ void answer_for(struct answer *a, enum scenario sc, const char *text, bool after
     break;
   case SCENARIO_OVERLOADED:
     if (attempt <= 1) a->failure = ANSWER_OVERLOADED;
+    break;
+  case SCENARIO_QUOTA:
+    if (attempt <= 1) a->failure = ANSWER_NO_QUOTA;
     break;
   case SCENARIO_MAXTOKENS:
     set_text(a, truncated, N(truncated));

@@ -22,6 +22,7 @@ enum scenario {
   SCENARIO_RETRY_AFTER,
   SCENARIO_BACKOFF,
   SCENARIO_OVERLOADED,
+  SCENARIO_QUOTA,
   SCENARIO_MAXTOKENS,
   SCENARIO_REFUSAL,
   SCENARIO_THINK,
@@ -48,7 +49,8 @@ enum answer_failure {
   ANSWER_RATE_LIMITED, /* 429 */
   ANSWER_OVERLOADED,   /* Anthropic 529, OpenAI 503 */
   ANSWER_SERVER_ERROR, /* 500 */
-  ANSWER_KEY_REFUSED   /* 401 */
+  ANSWER_KEY_REFUSED,  /* 401 */
+  ANSWER_NO_QUOTA      /* OpenAI 429 insufficient_quota, Anthropic 400 (credit) */
 };
 
 /* The retry-after header of a failure. */
