@@ -4,9 +4,11 @@
 #include "credential.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define SYSTEM_MAX (256u << 10) /* bytes of a system prompt */
 
@@ -35,6 +37,12 @@ static char *read_system(const char *path) {
             strerror(errno));
     return NULL;
   }
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    fprintf(stderr, "turnd: the system prompt %s is not a file\n", path);
+    fclose(f);
+    return NULL;
+  }
   char *text = malloc(SYSTEM_MAX + 1);
   size_t len = text != NULL ? fread(text, 1, SYSTEM_MAX + 1, f) : 0;
   fclose(f);
@@ -49,18 +57,57 @@ static char *read_system(const char *path) {
     free(text);
     return NULL;
   }
+  /* Every request carries it as a JSON string, which must be UTF-8: caught
+   * here, not as every turn failing to build its request. */
+  json_t *as_json = json_stringn(text, len);
+  if (as_json == NULL) {
+    fprintf(stderr, "turnd: the system prompt %s is not UTF-8 text\n", path);
+    free(text);
+    return NULL;
+  }
+  json_decref(as_json);
   return text;
+}
+
+/* The key from the variable `name`, without the spaces and line ends around it
+ * (a key file saved with CR LF, an env file's trailing space), owned; NULL with
+ * *bad set when what is left holds a space or control character, which would
+ * break the request's header, or when out of memory. */
+static char *key_of(const char *name, const char *value, bool *bad) {
+  *bad = false;
+  size_t start = 0, end = strlen(value);
+  while (start < end && (value[start] == ' ' || value[start] == '\t' ||
+                         value[start] == '\r' || value[start] == '\n'))
+    start++;
+  while (end > start && (value[end - 1] == ' ' || value[end - 1] == '\t' ||
+                         value[end - 1] == '\r' || value[end - 1] == '\n'))
+    end--;
+  for (size_t i = start; i < end; i++)
+    if ((unsigned char)value[i] <= ' ' || value[i] == 0x7f) {
+      /* The key itself is never printed. */
+      fprintf(stderr, "turnd: %s holds a space or control character inside the key\n",
+              name);
+      *bad = true;
+      return NULL;
+    }
+  if (start == end) {
+    fprintf(stderr, "turnd: %s is only spaces\n", name);
+    *bad = true;
+    return NULL;
+  }
+  return strndup(value + start, end - start);
 }
 
 int model_config_load(struct model_config *m, const struct options *o) {
   memset(m, 0, sizeof *m);
-  const char *base, *key;
+  const char *base, *key, *key_name;
   if (strncmp(o->model, "anthropic:", 10) == 0) {
     m->kind = PROVIDER_ANTHROPIC;
     m->model_id = o->model + 10;
     base = env_or("ANTHROPIC_BASE_URL", "https://api.anthropic.com");
     m->url = join_url(base, "/v1/messages");
-    key = env_or("ANTHROPIC_API_KEY", NULL);
+    key_name = "ANTHROPIC_API_KEY";
+    key = env_or(key_name, NULL);
     if (key == NULL) {
       fprintf(stderr, "turnd: --model %s needs ANTHROPIC_API_KEY\n", o->model);
       model_config_free(m);
@@ -72,7 +119,8 @@ int model_config_load(struct model_config *m, const struct options *o) {
     base = env_or("OPENAI_BASE_URL", "https://api.openai.com/v1");
     m->url = join_url(base, "/chat/completions");
     m->openai_own_api = provider_openai_is_own_api(base);
-    key = env_or("OPENAI_API_KEY", NULL); /* a local server needs none */
+    key_name = "OPENAI_API_KEY";
+    key = env_or(key_name, NULL); /* a local server needs none */
   } else {
     if (o->system_file != NULL) {
       fprintf(stderr, "turnd: --system is for a provider's model, not --model %s\n",
@@ -82,7 +130,12 @@ int model_config_load(struct model_config *m, const struct options *o) {
     return 0;
   }
   m->external = true;
-  m->api_key = key != NULL ? strdup(key) : NULL;
+  bool bad_key = false;
+  m->api_key = key != NULL ? key_of(key_name, key, &bad_key) : NULL;
+  if (bad_key) {
+    model_config_free(m);
+    return -1;
+  }
   if (o->system_file != NULL && (m->system = read_system(o->system_file)) == NULL) {
     model_config_free(m);
     return -1;

@@ -317,6 +317,54 @@ static void test_provider_short_key(void **state) {
   fake_stop();
 }
 
+/* A key read from a file saved with CR LF, or an env file's trailing space,
+ * is sent without them: the fake takes it, so the turn streams. */
+static void test_provider_key_with_line_end(void **state) {
+  (void)state;
+  char fake_url[64];
+  fake_start("test-key", fake_url, sizeof fake_url);
+  start_turnd(&turnd, "openai", fake_url, "test-key\r\n");
+  struct turn tu;
+  run_turn(&turnd, "hello there", &tu);
+  assert_string_equal(stop_reason(&tu), "end_turn");
+  turn_free(&tu);
+  assert_int_equal(harness_stop(&turnd, SIGTERM), 0);
+  fake_stop();
+}
+
+/* Settings that would fail every turn stop turnd at start-up (status 1): a key
+ * with a space or line end inside (it would break the request's headers), a
+ * system prompt that is not UTF-8 (it cannot go in the JSON body) or that is
+ * a folder. */
+static void test_provider_bad_settings_stop_start_up(void **state) {
+  (void)state;
+  char dir[] = "/tmp/turnd-settings-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char prompt[64];
+  snprintf(prompt, sizeof prompt, "%s/prompt.txt", dir);
+  FILE *f = fopen(prompt, "wb");
+  assert_non_null(f);
+  fputs("Tu es tr\xe8s utile.\n", f); /* Latin-1, not UTF-8 */
+  assert_int_equal(fclose(f), 0);
+  assert_int_equal(setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9", 1), 0);
+  const char *with_key[] = {"--listen", "127.0.0.1:0", "--data", dir,
+                            "--model",  "anthropic:m", NULL};
+  static const char *const bad_keys[] = {"test key", "test\nkey", "  \r\n"};
+  for (size_t i = 0; i < sizeof bad_keys / sizeof bad_keys[0]; i++) {
+    assert_int_equal(setenv("ANTHROPIC_API_KEY", bad_keys[i], 1), 0);
+    if (harness_run(with_key) != 1) fail_msg("key %zu was not refused", i);
+  }
+  assert_int_equal(setenv("ANTHROPIC_API_KEY", "test-key", 1), 0);
+  const char *with_prompt[] = {"--listen",    "127.0.0.1:0", "--data", dir, "--model",
+                               "anthropic:m", "--system",    prompt,   NULL};
+  assert_int_equal(harness_run(with_prompt), 1);
+  with_prompt[7] = dir;
+  assert_int_equal(harness_run(with_prompt), 1);
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(system(cmd), 0);
+}
+
 /* ----------------------------------------------------------- retry-after */
 
 /* retry-after's HTTP-date is read: a date ahead is the wait until it, one in
@@ -364,6 +412,8 @@ int main(void) {
       cmocka_unit_test_teardown(test_provider_key_echo_openai, teardown),
       cmocka_unit_test_teardown(test_provider_long_key, teardown),
       cmocka_unit_test_teardown(test_provider_short_key, teardown),
+      cmocka_unit_test_teardown(test_provider_key_with_line_end, teardown),
+      cmocka_unit_test_teardown(test_provider_bad_settings_stop_start_up, teardown),
       cmocka_unit_test_teardown(test_provider_retry_after_forms, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
