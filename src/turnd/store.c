@@ -149,6 +149,16 @@ struct store *store_open(const char *dir, char *err, size_t cap) {
   }
   snprintf(path, sizeof path, "%s/turnd.db", dir);
   snprintf(st->path, sizeof st->path, "%s", path);
+  /* Created 0600 before SQLite opens it (its log and shared memory then get
+   * the same mode): the conversations are the owner's alone, even in a folder
+   * others may list. */
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    snprintf(err, cap, "cannot open %s: %s", path, strerror(errno));
+    store_close(st);
+    return NULL;
+  }
+  close(fd);
   if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
       SQLITE_OK) {
     snprintf(err, cap, "cannot open %s: %s", path,

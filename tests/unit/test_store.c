@@ -70,6 +70,20 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* The store's files are the owner's alone, whatever the umask and the folder:
+ * 0600, its log and shared memory too. */
+static void the_files_are_the_owners_alone(void **state) {
+  struct fixture *fx = *state;
+  static const char *const files[] = {"turnd.db", "turnd.db-wal", "turnd.db-shm"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", fx->dir, files[i]);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    if ((sb.st_mode & 077) != 0) fail_msg("%s has mode %o", files[i], sb.st_mode & 0777);
+  }
+}
+
 static long file_size(const struct fixture *fx, const char *name) {
   char path[128];
   snprintf(path, sizeof path, "%s/%s", fx->dir, name);
@@ -241,6 +255,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(the_checkpointer_fills_the_database, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(a_reader_sees_committed_messages, setup, teardown),
+      cmocka_unit_test_setup_teardown(the_files_are_the_owners_alone, setup, teardown),
       cmocka_unit_test_setup_teardown(unended_turns_know_whether_their_messages_are_last,
                                       setup, teardown),
   };
