@@ -4,6 +4,7 @@
 #include "approval.h"
 
 #include "guard.h"
+#include "interrupt.h"
 
 #include "shown.h"
 
@@ -105,6 +106,10 @@ void approval_answer(const struct http_server *s, const turn_event *ev) {
   fprintf(stderr, "%s [y/n] ", in->truncated ? "..." : "");
   bool yes = read_yes();
   if (!isatty(STDIN_FILENO)) fputc('\n', stderr);
+  if (interrupt_seen()) { /* ^C is no answer: the turn is being cancelled */
+    if (isatty(STDIN_FILENO)) fputc('\n', stderr);
+    return;
+  }
   char request[256], path[512];
   snprintf(request, sizeof request, "%.*s", (int)ev->approval.request.len,
            ev->approval.request.p);

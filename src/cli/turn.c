@@ -6,6 +6,7 @@
 #include "approval.h"
 #include "guard.h"
 #include "http.h"
+#include "interrupt.h"
 #include "listing.h"
 #include "pair.h"
 #include "secret.h"
@@ -173,8 +174,16 @@ static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
   return 0;
 }
 
+/* libcurl asks about once a second while the stream is quiet: a ^C stops it. */
+static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+                       curl_off_t ultotal, curl_off_t ulnow) {
+  (void)arg, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+  return interrupt_seen() ? 1 : 0;
+}
+
 static size_t on_bytes(char *data, size_t size, size_t n, void *arg) {
   struct client *c = arg;
+  if (interrupt_seen()) return 0; /* stops the transfer */
   curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->status);
   if (c->status != 200) {
     size_t k = size * n;
@@ -196,6 +205,8 @@ static long stream(struct client *c, const char *url, const char *body) {
   curl_easy_setopt(h, CURLOPT_URL, url);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_bytes);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
   struct curl_slist *hdr = http_headers(c->server->token, body != NULL);
   if (hdr == NULL && (body != NULL || c->server->token != NULL)) {
     curl_easy_cleanup(h);
@@ -216,6 +227,25 @@ static long stream(struct client *c, const char *url, const char *body) {
   c->h = NULL;
   if (rc == CURLE_OK && status == 200) turn_reader_finish(c->reader, on_event, c);
   return status;
+}
+
+/* After a ^C: asks turnd to cancel the turn (which ends it, and any approval it
+ * waits for) and says so. Returns the exit status, 130 as for a ^C. */
+static int cancel_turn(struct client *c) {
+  end_text(c);
+  fflush(stdout);
+  if (c->turn[0] == '\0' || c->ended) return 130; /* nothing left to cancel */
+  char path[128];
+  snprintf(path, sizeof path, "/api/turns/%s/cancel", c->turn);
+  struct http_answer a;
+  http_answer_init(&a, 64u << 10);
+  long status = http_call(c->server, "POST", path, NULL, &a);
+  if (status >= 200 && status < 300)
+    fprintf(stderr, "(turn %s cancelled)\n", c->turn);
+  else
+    http_report_answer(c->server, "cancelling the turn", &a);
+  http_answer_fini(&a);
+  return 130;
 }
 
 /* text as a JSON string into out (cap bytes); false when it does not fit. */
@@ -246,11 +276,12 @@ static void usage(FILE *to) {
           "       turn pair URL CODE [--name NAME] [--token-file FILE]\n"
           "       turn pair LINK [--name NAME] [--token-file FILE]\n"
           "  Sends TEXT to turnd and shows the turn as it streams; asks y/n for each\n"
-          "  approval, and for the PIN when approving needs it. `sessions` lists the\n"
-          "  sessions, `history` shows one. `lock` locks turnd; `unlock` asks for the\n"
-          "  PIN and unlocks it. `pair` trades a pairing code from `turnd pair-code`\n"
-          "  for a token and stores it; LINK is the http://HOST:PORT/#pair=CODE link\n"
-          "  that `turnd pair-code` (and turnd at start) prints.\n"
+          "  approval, and for the PIN when approving needs it; Ctrl-C cancels the\n"
+          "  turn. `sessions` lists the sessions, `history` shows one. `lock` locks\n"
+          "  turnd; `unlock` asks for the PIN and unlocks it. `pair` trades a pairing\n"
+          "  code from `turnd pair-code` for a token and stores it; LINK is the\n"
+          "  http://HOST:PORT/#pair=CODE link that `turnd pair-code` (and turnd at\n"
+          "  start) prints.\n"
           "options:\n"
           "  --url URL          turnd's address (default http://127.0.0.1:8080)\n"
           "  --session ID       go on in that session\n"
@@ -368,7 +399,14 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
   }
   char target[512];
   snprintf(target, sizeof target, "%s/api/turns", s->url);
+  interrupt_catch();
   long status = stream(&c, target, body);
+  if (interrupt_seen()) {
+    int rc = cancel_turn(&c);
+    turn_reader_free(c.reader);
+    turn_order_free(c.order);
+    return rc;
+  }
   if (status != 200) {
     http_report(s, "the turn", status, c.why, c.error, c.error_len, -1);
     turn_reader_free(c.reader);
@@ -376,8 +414,9 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
     return 1;
   }
   /* The connection dropped before the end: the turn goes on; follow it again. */
-  for (int tries = 0;
-       !c.ended && !c.bad_line && c.turn[0] != '\0' && tries < REATTACH_TRIES; tries++) {
+  for (int tries = 0; !c.ended && !c.bad_line && !interrupt_seen() && c.turn[0] != '\0' &&
+                      tries < REATTACH_TRIES;
+       tries++) {
     turn_reader_free(c.reader);
     c.reader = turn_reader_new(TURN_READER_DEFAULT_MAX_LINE, NULL);
     snprintf(target, sizeof target, "%s/api/turns/%s?after=%llu", s->url, c.turn,
@@ -391,6 +430,7 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
     } else if (st == 401) {
       /* this device was unpaired while it followed the turn: trying again
        * cannot help, and the owner should know why it stopped */
+      end_text(&c);
       http_report(s, "following the turn", st, c.why, c.error, c.error_len, -1);
       break;
     } else if (st != 200) {
@@ -399,14 +439,21 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
   }
   turn_reader_free(c.reader);
   turn_order_free(c.order);
+  if (interrupt_seen()) return cancel_turn(&c);
   if (c.bad_line) return 1;
   if (!c.ended) {
-    fprintf(stderr, "turn: the connection to turnd was lost%s%s\n",
-            c.why[0] != '\0' ? ": " : "", c.why);
+    end_text(&c);
+    fflush(stdout);
+    fprintf(stderr,
+            "turn: the connection to turnd was lost%s%s; the turn %s goes on there\n",
+            c.why[0] != '\0' ? ": " : "", c.why, c.turn);
     return 1;
   }
   if (c.stop_reason == TURN_STOP_LOCKED)
     fprintf(stderr, "(the turn ended: locked; `turn unlock` unlocks turnd)\n");
+  else if (c.stop_reason == TURN_STOP_BUSY)
+    fprintf(stderr, "(the turn ended: busy; another turn of this session is still "
+                    "running)\n");
   else if (c.stop_reason != TURN_STOP_END_TURN)
     fprintf(stderr, "(the turn ended: %s)\n", turn_stop_reason_name(c.stop_reason));
   return c.stop_reason == TURN_STOP_END_TURN ? 0 : 3;

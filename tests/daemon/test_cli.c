@@ -10,6 +10,7 @@
 #include "harness.h"
 
 #include <curl/curl.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -196,6 +198,56 @@ static void test_cli_answers_an_approval(void **state) {
   run_cli(t.base_url, "lights", "", NULL, &r); /* end of input: no */
   expect_output(&r, 0, no);
   cli_run_free(&r);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* ^C at the approval's question: the client asks turnd to cancel the turn,
+ * rather than leave it waiting for an answer nobody will give, says so and
+ * exits 130; the turn ends cancelled, and its call was never approved. */
+static void test_cli_interrupt_cancels_the_turn(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t, lamp_script);
+  int in[2], err[2];
+  assert_int_equal(pipe(in), 0);
+  assert_int_equal(pipe(err), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    int quiet = open("/dev/null", O_WRONLY);
+    dup2(in[0], STDIN_FILENO);
+    dup2(quiet, STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    close(in[0]), close(in[1]), close(err[0]), close(err[1]), close(quiet);
+    execl(TURN_CLI_PATH, TURN_CLI_PATH, "--url", t.base_url, "lights", (char *)NULL);
+    _exit(127);
+  }
+  close(in[0]); /* in[1] stays open: the question gets no answer, nor an end */
+  close(err[1]);
+  char said[4096];
+  size_t len = harness_read_until(err[0], said, 0, sizeof said, "[y/n] ");
+  expect_in(said, "[y/n] ");
+  assert_int_equal(kill(pid, SIGINT), 0);
+  harness_read_until(err[0], said, len, sizeof said, NULL);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  close(in[1]);
+  close(err[0]);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 130)
+    fail_msg("status %d; stderr:\n%s", status, said);
+  const char *cancelled = strstr(said, "(turn t-");
+  if (cancelled == NULL) fail_msg("no cancel said:\n%s", said);
+  char turn_id[64];
+  assert_int_equal(sscanf(cancelled, "(turn %63s cancelled)", turn_id), 1);
+  char url[256];
+  snprintf(url, sizeof url, "%s/api/turns/%s", t.base_url, turn_id);
+  struct http_stream s;
+  assert_int_equal(http_stream("GET", url, NULL, 0, &s), 0);
+  assert_int_equal(s.status, 200);
+  assert_true(s.n > 0);
+  expect_in(s.lines[s.n - 1], "\"stop_reason\":\"cancelled\"");
+  assert_null(strstr(s.raw, "\"decision\":\"approved\""));
+  http_stream_free(&s);
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
@@ -715,6 +767,7 @@ int main(void) {
       cmocka_unit_test(test_cli_streams_a_turn),
       cmocka_unit_test(test_cli_shows_model_text_safely),
       cmocka_unit_test(test_cli_answers_an_approval),
+      cmocka_unit_test(test_cli_interrupt_cancels_the_turn),
       cmocka_unit_test(test_cli_exit_codes),
       cmocka_unit_test(test_cli_reports_an_error_answer),
       cmocka_unit_test(test_cli_reattaches_after_a_drop_at_a_line_end),
