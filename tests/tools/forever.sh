@@ -1,7 +1,9 @@
 #!/bin/sh
 # Never ends: starts a sleep in the background (so that its group holds two
-# processes by the time it speaks), says its pid (its group's id), then sleeps.
+# processes by the time it speaks, with its shepherd three), says its group's
+# id, then sleeps in the foreground.
 cat >/dev/null
 sleep 1000 &
-printf '{"progress": "pid %s"}\n' $$
+set -- $(cat /proc/$$/stat)
+printf '{"progress": "group %s"}\n' "$5"
 sleep 1000
