@@ -146,7 +146,8 @@ static int set_pin(struct auth_db *db) {
 
 static int pair(struct auth_db *db, const char *name) {
   if (name == NULL || !auth_db_name_ok(name)) {
-    fprintf(stderr, "turnd: pair needs --name NAME: 1 to 64 characters\n");
+    fprintf(stderr,
+            "turnd: pair needs --name NAME: 1 to 64 bytes, no control characters\n");
     return 2;
   }
   char token[CREDENTIAL_TOKEN_LEN + 1];
@@ -186,6 +187,11 @@ static int run_command(const char *cmd, struct auth_db *db, const char *name) {
 }
 
 int admin_main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      fputs(admin_usage, stdout);
+      return 0;
+    }
   struct admin_args a;
   bool needs_name = strcmp(argv[0], "pair") == 0 || strcmp(argv[0], "unpair") == 0;
   if (!parse(argc, argv, &a) || (a.name != NULL) != needs_name) {

@@ -34,6 +34,9 @@ int guard_start(struct turnd *d) {
     return -1;
   }
   g->view.locked = locked == 1 && strcmp(value, "1") == 0;
+  if (g->view.locked)
+    fprintf(stderr, "turnd: locked, as it was when it stopped: new turns are refused "
+                    "until the owner unlocks it with the PIN (`turn unlock`)\n");
   if (g->view.n_step_up_effects > 0 && guard_pin_set(d) == 0)
     fprintf(stderr,
             "turnd: no PIN is set: approving a call whose effect needs the step-up "

@@ -150,7 +150,15 @@ static int start_auth(struct turnd *d, const struct options *opt, uint16_t port)
   char url[300];
   snprintf(url, sizeof url, "http://%s%s%s:%u", v6 ? "[" : "", opt->listen_host,
            v6 ? "]" : "", (unsigned)port);
-  if (auth_start(d, url) != 0 || guard_start(d) != 0) return -1;
+  /* Every address is no address to open: the links name this machine's
+   * loopback, which the owner can change for the address others reach. */
+  const char *link_host = strcmp(opt->listen_host, "0.0.0.0") == 0 ? "127.0.0.1"
+                          : strcmp(opt->listen_host, "::") == 0    ? "::1"
+                                                                   : opt->listen_host;
+  char link_url[300];
+  snprintf(link_url, sizeof link_url, "http://%s%s%s:%u", v6 ? "[" : "", link_host,
+           v6 ? "]" : "", (unsigned)port);
+  if (auth_start(d, link_url) != 0 || guard_start(d) != 0) return -1;
   printf("listening on %s\n", url);
   char link[400];
   if (opt->no_auth)
