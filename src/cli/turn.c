@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #define REATTACH_TRIES 5
+#define WORDS_MAX      256 /* of a text given unquoted, as several arguments */
 
 struct client {
   const struct http_server *server; /* where turnd is, and our token */
@@ -294,8 +295,8 @@ static void usage(FILE *to) {
 
 struct args {
   const char *url, *session, *token_file, *name;
-  const char *text; /* after --: the text, whatever it reads */
-  char *words[3];   /* the other arguments: a command, or the text */
+  const char *text;       /* after --: the text, whatever it reads */
+  char *words[WORDS_MAX]; /* the other arguments: a command, or the text's words */
   int n_words;
 };
 
@@ -326,14 +327,14 @@ static int parse_args(int argc, char **argv, struct args *a) {
       a->token_file = argv[++i];
     else if (!literal && strcmp(arg, "--name") == 0 && has_value)
       a->name = argv[++i];
-    else if (!literal && strcmp(arg, "--help") == 0) {
+    else if (!literal && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)) {
       usage(stdout);
       return 0;
     } else if (!literal && strcmp(arg, "--") == 0)
       literal = true;
     else if (literal && a->text == NULL && a->n_words == 0)
       a->text = arg;
-    else if (!literal && arg[0] != '-' && a->n_words < 3)
+    else if (!literal && arg[0] != '-' && a->n_words < WORDS_MAX)
       a->words[a->n_words++] = argv[i];
     else {
       usage(stderr);
@@ -464,9 +465,21 @@ int main(int argc, char **argv) {
   int rc = parse_args(argc, argv, &a);
   if (rc >= 0) return rc;
   bool command = is_command(&a);
-  const char *text = a.text != NULL               ? a.text
-                     : !command && a.n_words == 1 ? a.words[0]
-                                                  : NULL;
+  /* Unquoted, the text comes as several words: they are joined as the shell
+   * split them, by one space each. */
+  static char joined[96 * 1024];
+  size_t len = 0;
+  for (int i = 0; !command && a.text == NULL && i < a.n_words; i++) {
+    size_t n = strlen(a.words[i]);
+    if (n + 1 >= sizeof joined - len) {
+      fprintf(stderr, "turn: the text is too long\n");
+      return 2;
+    }
+    if (i > 0) joined[len++] = ' ';
+    memcpy(joined + len, a.words[i], n + 1);
+    len += n;
+  }
+  const char *text = a.text != NULL ? a.text : !command && a.n_words > 0 ? joined : NULL;
   if (!command && text == NULL) {
     usage(stderr);
     return 2;

@@ -146,6 +146,11 @@ static void test_cli_streams_a_turn(void **state) {
   expect_output(&r, 0, "(thinking) a greeting\nHello, world!\n");
   assert_non_null(strstr(r.err, "session "));
   cli_run_free(&r);
+  /* Unquoted, the text's words are joined by a space each. */
+  const char *words[] = {"--url", t.base_url, "big", "wide", "world", NULL};
+  assert_int_equal(harness_cli(words, NULL, &r), 0);
+  expect_output(&r, 0, "(thinking) a greeting\nHello, big wide world!\n");
+  cli_run_free(&r);
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
