@@ -341,6 +341,17 @@ static size_t on_header(char *buffer, size_t size, size_t nitems, void *arg) {
  * how long the provider wants). */
 static void refused(struct model_call *c) {
   char *msg = provider_error_message(c->status, c->err_body, c->err_len);
+  /* The provider's own words get the status before them: "Not found" alone
+   * does not tell an owner that the base URL lacks its /v1. (Before, not after:
+   * a message cut inside an echoed key must still end with that key's part,
+   * which is how without_key finds it.) */
+  char fallback[64], with_status[400];
+  snprintf(fallback, sizeof fallback, "the provider answered with status %ld", c->status);
+  if (msg != NULL && strcmp(msg, fallback) != 0) {
+    snprintf(with_status, sizeof with_status, "HTTP %ld: %s", c->status, msg);
+    free(msg);
+    msg = strdup(with_status);
+  }
   const char *said = msg != NULL ? msg : "the model answered with an error";
   bool throttled = (c->status == 429 || c->status == 503 || c->status == 529) &&
                    !provider_error_is_lasting(c->err_body, c->err_len);
