@@ -322,9 +322,17 @@ static int load_all(struct load *l, struct tools_config *out) {
    * guess. jerr.text is not used: it can quote the file. */
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
   free(text);
-  if (root == NULL)
-    return fail(l, NULL, "is not valid JSON, or repeats a key (line %d, column %d)",
+  if (root == NULL && json_error_code(&jerr) == json_error_numeric_overflow)
+    return fail(l, NULL,
+                "has a number too big to read exactly, an integer past 64 bits or a "
+                "real past 1e308 (line %d, column %d)",
                 jerr.line, jerr.column);
+  if (root == NULL && json_error_code(&jerr) == json_error_duplicate_key)
+    return fail(l, NULL, "repeats a key in an object (line %d, column %d)", jerr.line,
+                jerr.column);
+  if (root == NULL)
+    return fail(l, NULL, "is not valid JSON (line %d, column %d)", jerr.line,
+                jerr.column);
   static const char *const root_keys[] = {"tools", NULL};
   json_t *list = json_object_get(root, "tools");
   int rv = 0;

@@ -274,10 +274,15 @@ static void test_tools_config_file_refused(void **state) {
   assert_non_null(strstr(fx->err, "its folder cannot be resolved"));
   assert_null(c.tools);
 
-  expect_refused(fx, "", "is not valid JSON, or repeats a key (line 1", NULL);
-  expect_refused(fx, "{\"tools\": [}",
-                 "is not valid JSON, or repeats a key (line 1, column", NULL);
-  expect_refused(fx, "{\"tools\": [], \"tools\": []}", "repeats a key (line 1", NULL);
+  expect_refused(fx, "", "is not valid JSON (line 1", NULL);
+  expect_refused(fx, "{\"tools\": [}", "is not valid JSON (line 1, column", NULL);
+  expect_refused(fx, "{\"tools\": [], \"tools\": []}",
+                 "repeats a key in an object (line 1", NULL);
+  /* Valid JSON that jansson cannot hold exactly says so, not "not valid". */
+  expect_refused(fx, "{\"tools\": [{\"n\": 99999999999999999999}]}",
+                 "has a number too big to read exactly", "(line 1, column", NULL);
+  expect_refused(fx, "{\"tools\": [{\"n\": 1e400}]}",
+                 "has a number too big to read exactly", NULL);
   expect_refused(fx, "[]", "must be a JSON object", NULL);
   expect_refused(fx, "{}", "tools: must be an array", NULL);
   expect_refused(fx, "{\"tools\": {}}", "tools: must be an array", NULL);
