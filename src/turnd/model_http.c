@@ -76,9 +76,10 @@ struct model_call {
   bool aborted; /* the owner is gone: no more events; freed when libcurl returns
                    (counted in mh->aborted) */
   char curl_err[CURL_ERROR_SIZE];
-  struct event *stall; /* fires once no byte moved for stall_after */
-  struct timeval stall_after;
-  curl_off_t uploaded; /* bytes of the request sent so far */
+  struct event *stall;        /* fires once no byte moved for quiet_limit() */
+  struct timeval reply_after; /* until the reply's content begins */
+  struct timeval stall_after; /* from then on */
+  curl_off_t uploaded;        /* bytes of the request sent so far */
 };
 
 /* ------------------------------------------------------------- the calls */
@@ -189,6 +190,19 @@ static char *without_key(const struct model_call *c, const char *text, size_t le
   return out;
 }
 
+/* How long the call may stay silent now. Before the reply's content begins a
+ * model may think unseen (OpenAI's reasoning models send nothing meanwhile) or
+ * read a long prompt (a local server on a CPU): reply_after. Once it began,
+ * silence is a stall: stall_after (Anthropic pings meanwhile). */
+static const struct timeval *quiet_limit(const struct model_call *c) {
+  return c->content ? &c->stall_after : &c->reply_after;
+}
+
+/* Bytes came: the stall timer starts over. */
+static void heard_from(struct model_call *c) {
+  evtimer_add(c->stall, quiet_limit(c));
+}
+
 /* Hands ev to the owner, unless it is gone or the call is over. An error's
  * text may be the provider's own words, so the key is taken out of it. */
 static void deliver(struct model_call *c, const struct model_event *ev) {
@@ -204,9 +218,11 @@ static void deliver(struct model_call *c, const struct model_event *ev) {
     copy.throttled = false; /* a retry would say again what was said */
     copy.retry_after_s = -1;
   }
-  if (ev->kind == MODEL_EV_TEXT || ev->kind == MODEL_EV_REASONING ||
-      ev->kind == MODEL_EV_TOOL_START)
+  if (!c->content && (ev->kind == MODEL_EV_TEXT || ev->kind == MODEL_EV_REASONING ||
+                      ev->kind == MODEL_EV_TOOL_START)) {
     c->content = true;
+    heard_from(c); /* the stall limit applies from here */
+  }
   if (ev->kind == MODEL_EV_STOP || ev->kind == MODEL_EV_ERROR) c->over = true;
   c->cb(c->ctx, &copy);
   free(clean);
@@ -245,11 +261,6 @@ static void on_sse_event(void *ctx, const char *event, const char *data, size_t 
 
 static bool status_ok(long status) {
   return status >= 200 && status < 300;
-}
-
-/* Bytes came: the stall timer starts over. */
-static void heard_from(struct model_call *c) {
-  evtimer_add(c->stall, &c->stall_after);
 }
 
 /* CURLOPT_XFERINFOFUNCTION: while a long request goes up, the server says
@@ -446,7 +457,7 @@ static void drop_aborted(struct model_http *mh) {
   }
 }
 
-/* No byte moved for the call's stall timeout (since its start, the last bytes
+/* No byte moved for the call's quiet limit (since its start, the last bytes
  * of its request sent, or the last bytes of its answer): the call fails and its
  * transfer ends. libcurl's own low-speed
  * check is not used: it averages over seconds, so it fired up to 6 s late. */
@@ -455,7 +466,14 @@ static void on_stall(evutil_socket_t fd, short what, void *arg) {
   (void)what;
   struct model_call *c = arg;
   struct model_http *mh = c->mh;
-  fail_and_free(c, "the model's stream stalled");
+  char why[160];
+  if (c->content)
+    snprintf(why, sizeof why, "the model's stream stalled: nothing for %ld s",
+             (long)c->stall_after.tv_sec);
+  else
+    snprintf(why, sizeof why, "the model did not begin its reply within %ld s",
+             (long)c->reply_after.tv_sec);
+  fail_and_free(c, why);
   add_waiting(mh);
   drop_aborted(mh);
 }
@@ -615,8 +633,9 @@ struct model_call *model_call_start(struct model_http *mh,
   curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(e, CURLOPT_XFERINFODATA, c);
   curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+  c->reply_after = (struct timeval){(time_t)spec->reply_timeout_s, 0};
   c->stall_after = (struct timeval){(time_t)spec->stall_timeout_s, 0};
-  if (evtimer_add(c->stall, &c->stall_after) != 0) {
+  if (evtimer_add(c->stall, quiet_limit(c)) != 0) {
     call_free(c);
     return NULL;
   }

@@ -37,7 +37,8 @@ struct model_call_spec {
   const char *api_key;      /* NULL or "": no key is sent (a local server); any
                                length (a bearer JWT runs to kilobytes) */
   const char *body;         /* the request body (provider_*_body) */
-  uint32_t stall_timeout_s; /* a stream silent this long fails */
+  uint32_t reply_timeout_s; /* no reply begun this long after the request: fails */
+  uint32_t stall_timeout_s; /* once the reply began, silent this long: fails */
 };
 
 /* Every model event of the call, in order; the last is MODEL_EV_STOP or

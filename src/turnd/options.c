@@ -11,9 +11,10 @@
 const char options_usage[] =
     "usage: turnd [--listen HOST:PORT] [--data DIR] [--model NAME] [--tools NAME]\n"
     "             [--retain SECONDS] [--approval-timeout SECONDS] [--system FILE]\n"
-    "             [--max-tokens N] [--stall-timeout SECONDS] [--max-model-calls N]\n"
-    "             [--max-total-tokens N] [--coalesce-ms MS] [--lock-after SECONDS]\n"
-    "             [--step-up-effects LIST] [--client-timeout SECONDS] [--no-auth]\n"
+    "             [--max-tokens N] [--reply-timeout SECONDS] [--stall-timeout SECONDS]\n"
+    "             [--max-model-calls N] [--max-total-tokens N] [--coalesce-ms MS]\n"
+    "             [--lock-after SECONDS] [--step-up-effects LIST]\n"
+    "             [--client-timeout SECONDS] [--no-auth]\n"
     "       turnd pair|devices|unpair|pair-code|set-pin --data DIR ...  (turnd pair "
     "--help)\n"
     "  --listen            address to serve on (default 127.0.0.1:8080; port 0 picks a\n"
@@ -25,7 +26,9 @@ const char options_usage[] =
     "                      for a local server, and OPENAI_BASE_URL)\n"
     "  --system            the system prompt sent with every model call, from FILE\n"
     "  --max-tokens        a provider's output limit per model call (default 4096)\n"
-    "  --stall-timeout     seconds a provider's stream may stay silent (default 60)\n"
+    "  --reply-timeout     seconds a model may take to begin its reply, thinking\n"
+    "                      unseen or reading a long prompt (default 600)\n"
+    "  --stall-timeout     seconds a reply may then stay silent (default 60)\n"
     "  --max-model-calls   model calls in one turn; more ends it with limit_turns\n"
     "                      (default 20)\n"
     "  --max-total-tokens  tokens (input + output) of one turn's calls; reaching it\n"
@@ -115,6 +118,7 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
   o->approval_timeout_s = 300;
   o->client_timeout_s = 30;
   o->max_tokens = 4096;
+  o->reply_timeout_s = 600;
   o->stall_timeout_s = 60;
   o->max_model_calls = 20;
   o->coalesce_ms = 15;
@@ -152,6 +156,8 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
       o->system_file = val;
     } else if (strcmp(opt, "--max-tokens") == 0) {
       ok = parse_u32(val, 1u << 20, &o->max_tokens) && o->max_tokens > 0;
+    } else if (strcmp(opt, "--reply-timeout") == 0) {
+      ok = parse_u32(val, 24 * 3600, &o->reply_timeout_s) && o->reply_timeout_s > 0;
     } else if (strcmp(opt, "--stall-timeout") == 0) {
       ok = parse_u32(val, 3600, &o->stall_timeout_s) && o->stall_timeout_s > 0;
     } else if (strcmp(opt, "--max-model-calls") == 0) {

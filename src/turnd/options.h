@@ -14,6 +14,7 @@ struct options {
                                   openai:ID */
   const char *system_file;     /* --system FILE, or NULL */
   uint32_t max_tokens;         /* --max-tokens, default 4096 */
+  uint32_t reply_timeout_s;    /* --reply-timeout, default 600 */
   uint32_t stall_timeout_s;    /* --stall-timeout, default 60 */
   uint32_t max_model_calls;    /* --max-model-calls, default 20 */
   uint64_t max_total_tokens;   /* --max-total-tokens, default 0: no limit */

@@ -125,6 +125,7 @@ static void on_request_built(void *owner, char *body) {
       .url = mc->url,
       .api_key = mc->api_key,
       .body = body,
+      .reply_timeout_s = r->d->opt->reply_timeout_s,
       .stall_timeout_s = r->d->opt->stall_timeout_s,
   };
   r->call = model_call_start(r->d->mh, &spec, on_model_event, r);

@@ -351,7 +351,7 @@ static int write_stream(struct stream *s, const struct answer *a, const struct a
   struct writer w = {.s = s, .a = a, .q = q, .ok = true};
   char id[40];
   provider_id(id, sizeof id, "msg_01", 22, ids);
-  put(&w, 0, "message_start",
+  put(&w, a->first_ms, "message_start",
       json_pack("{s:s, s:{s:s, s:s, s:s, s:[], s:s, s:n, s:n, s:{s:I, s:i, s:i, s:i}}}",
                 "type", "message_start", "message", "id", id, "type", "message", "role",
                 "assistant", "content", "model", q->model, "stop_reason", "stop_sequence",

@@ -333,13 +333,13 @@ static int write_stream(struct stream *s, const struct answer *a, const struct a
       .s = s, .a = a, .q = q, .created = (json_int_t)time(NULL), .ok = true};
   provider_id(w.id, sizeof w.id, "chatcmpl-", 29, ids);
   if (a->n_text == 0 && a->n_thinking == 0 && a->n_tools > 0)
-    put(&w, 0,
+    put(&w, a->first_ms,
         chunk(&w,
               json_pack("{s:s, s:n, s:[o], s:n}", "role", "assistant", "content",
                         "tool_calls", call_start(&a->tools[0], 0, ids), "refusal"),
               NULL));
   else
-    put(&w, 0,
+    put(&w, a->first_ms,
         chunk(&w,
               json_pack("{s:s, s:s, s:n}", "role", "assistant", "content", "", "refusal"),
               NULL));

@@ -27,6 +27,7 @@ static const struct {
     [SCENARIO_RETRY_AFTER] = {"retry-after", "retry-after"},
     [SCENARIO_BACKOFF] = {"backoff", "backoff"},
     [SCENARIO_OVERLOADED] = {"overloaded", "overloaded"},
+    [SCENARIO_SILENT_START] = {"silentstart", "silentstart"},
     [SCENARIO_QUOTA] = {"quota", "quota"},
     [SCENARIO_MAXTOKENS] = {"maxtokens", "maxtokens"},
     [SCENARIO_REFUSAL] = {"refusal", "refusal"},
@@ -95,9 +96,10 @@ static const char signature[] = "EqQBCkYIBRgCKkBmYWtlLXNpZ25hdHVyZS1mb3ItdHVybmQ
 #define N_TIMED_MAX 100000 /* "timed:N" above this gets N_TIMED */
 /* retry-date's date is this far ahead: far enough that what is left of it when
  * the client reads it (a date has whole seconds) is told from a backoff of 1 s. */
-#define RETRY_DATE_S 4
-#define RETRY_PAST_S 3600   /* retry-past's date: an hour ago */
-#define RETRY_HUGE_S 100000 /* retry-huge's seconds: more than a day */
+#define RETRY_DATE_S    4
+#define RETRY_PAST_S    3600   /* retry-past's date: an hour ago */
+#define RETRY_HUGE_S    100000 /* retry-huge's seconds: more than a day */
+#define SILENT_START_MS 2000   /* silentstart's silence before its first event */
 
 static void set_text(struct answer *a, const char *const *text, size_t n) {
   a->text = text;
@@ -181,6 +183,9 @@ void answer_for(struct answer *a, enum scenario sc, const char *text, bool after
     break;
   case SCENARIO_OVERLOADED:
     if (attempt <= 1) a->failure = ANSWER_OVERLOADED;
+    break;
+  case SCENARIO_SILENT_START:
+    a->first_ms = SILENT_START_MS;
     break;
   case SCENARIO_QUOTA:
     if (attempt <= 1) a->failure = ANSWER_NO_QUOTA;

@@ -22,6 +22,7 @@ enum scenario {
   SCENARIO_RETRY_AFTER,
   SCENARIO_BACKOFF,
   SCENARIO_OVERLOADED,
+  SCENARIO_SILENT_START,
   SCENARIO_QUOTA,
   SCENARIO_MAXTOKENS,
   SCENARIO_REFUSAL,
@@ -98,6 +99,7 @@ struct answer {
   size_t n_tools;
   enum answer_stop stop;
   enum answer_ending ending;
+  unsigned first_ms; /* wait before the first event, the headers sent */
   unsigned event_ms; /* wait before each event after the first; 0: all in one go */
   unsigned delta_ms; /* wait before each text delta */
   bool paced;        /* waits count from the event before's due time (stream_keep_pace) */
