@@ -68,7 +68,9 @@ void route_approval_decide(struct server *s, struct evhttp_request *req,
   if (d < 0 || (pin != NULL &&
                 (!json_is_string(pin) || json_string_length(pin) > CREDENTIAL_PIN_MAX))) {
     json_decref(body);
-    http_error_send(req, HTTP_E_BAD_REQUEST);
+    http_error_send_why(req, HTTP_E_BAD_REQUEST,
+                        d < 0 ? "decision must be \"approved\" or \"rejected\""
+                              : "pin must be a string of at most 128 bytes");
     return;
   }
   if (s->d->guard.view.locked && d == TURN_DECISION_APPROVED) {

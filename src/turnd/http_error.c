@@ -15,13 +15,20 @@ static const struct {
 #undef HTTP_ERROR_ROW
 };
 
+static json_t *body_with(enum http_error e, const char *message) {
+  return json_pack("{s:{s:s,s:s}}", "error", "code", errors[e].code, "message", message);
+}
+
 static json_t *body_of(enum http_error e) {
-  return json_pack("{s:{s:s,s:s}}", "error", "code", errors[e].code, "message",
-                   errors[e].message);
+  return body_with(e, errors[e].message);
 }
 
 void http_error_send(struct evhttp_request *req, enum http_error e) {
   http_reply_json(req, errors[e].status, body_of(e));
+}
+
+void http_error_send_why(struct evhttp_request *req, enum http_error e, const char *why) {
+  http_reply_json(req, errors[e].status, body_with(e, why));
 }
 
 int http_error_status(enum http_error e) {

@@ -39,6 +39,9 @@ enum http_error {
 /* Answers req with the error's status and JSON body. The message is the table's:
  * nothing of the request is echoed back. */
 void http_error_send(struct evhttp_request *req, enum http_error e);
+/* The same with a message of turnd's own that says which field is wrong and
+ * how (a constant: never text from the request). */
+void http_error_send_why(struct evhttp_request *req, enum http_error e, const char *why);
 /* The error's status, and its JSON body as compact text (returns owned: free();
  * NULL when out of memory), for answers written without evhttp (server.c). */
 int http_error_status(enum http_error e);

@@ -58,7 +58,8 @@ void route_guard_unlock(struct server *s, struct evhttp_request *req,
   json_t *pin = json_object_get(body, "pin");
   if (!json_is_string(pin) || json_string_length(pin) > CREDENTIAL_PIN_MAX) {
     json_decref(body);
-    http_error_send(req, HTTP_E_BAD_REQUEST);
+    http_error_send_why(req, HTTP_E_BAD_REQUEST,
+                        "pin must be a string of at most 128 bytes");
     return;
   }
   step_up_begin(s->d, req, STEP_UP_UNLOCK, NULL, json_string_value(pin),

@@ -35,7 +35,10 @@ void route_pair(struct server *s, struct evhttp_request *req, const char *const 
   }
   if (code == NULL || !auth_db_name_ok(name)) {
     json_decref(body);
-    http_error_send(req, HTTP_E_BAD_REQUEST);
+    http_error_send_why(req, HTTP_E_BAD_REQUEST,
+                        code == NULL ? "code must be the pairing code, a string"
+                                     : "name must be 1 to 64 bytes without control "
+                                       "characters");
     return;
   }
   char token[CREDENTIAL_TOKEN_LEN + 1];

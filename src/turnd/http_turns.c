@@ -36,12 +36,18 @@ void route_turn_create(struct server *s, struct evhttp_request *req,
   if (body == NULL) return;
   json_t *text = json_object_get(body, "text");
   json_t *sid = json_object_get(body, "session");
-  if (!json_is_string(text) || !has_text(json_string_value(text)) ||
-      json_string_length(text) > TEXT_MAX ||
-      strlen(json_string_value(text)) != json_string_length(text) ||
-      (sid != NULL && !json_is_string(sid))) {
+  const char *why = !json_is_string(text) ? "text must be a string"
+                    : !has_text(json_string_value(text))
+                        ? "text must hold more than white space"
+                    : json_string_length(text) > TEXT_MAX ? "text is over 32 KiB"
+                    : strlen(json_string_value(text)) != json_string_length(text)
+                        ? "text must not hold a NUL character"
+                    : sid != NULL && !json_is_string(sid)
+                        ? "session must be a session's id, or left out"
+                        : NULL;
+  if (why != NULL) {
     json_decref(body);
-    http_error_send(req, HTTP_E_BAD_REQUEST);
+    http_error_send_why(req, HTTP_E_BAD_REQUEST, why);
     return;
   }
   struct session *session;
@@ -109,7 +115,7 @@ void route_turn_follow(struct server *s, struct evhttp_request *req,
   }
   uint64_t next = 0;
   if (!parse_after(evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)), &next)) {
-    http_error_send(req, HTTP_E_BAD_REQUEST);
+    http_error_send_why(req, HTTP_E_BAD_REQUEST, "after must be a seq: 1 to 19 digits");
     return;
   }
   int rc = r != NULL ? run_follow(r, req, next, s->device)
