@@ -220,10 +220,12 @@ static struct call *call_at(struct provider_stream *s, struct openai *o, size_t 
 /* Which call a tool_calls entry belongs to, into *slot (n_calls: a new one), and
  * the "index" it carries into *server_index (-1: none). An id seen before is its
  * call. Else the index says: the latest call that came with it, unless the
- * entry brings an id and that call has another (Ollama numbers every call 0 and
- * tells them apart by id alone). A server that leaves "index" out means a new
- * call with a new id, or the last call when there is no id either. False when
- * the index is not a count. */
+ * entry brings a name and an id and that call has another id (Ollama numbers
+ * every call 0 and sends each whole, name and id). A piece without a name is
+ * more of the latest call even under a new id (some servers change the id
+ * between a call's pieces). A server that leaves "index" out means a new call
+ * with a new id, or the last call when there is no id either. False when the
+ * index is not a count. */
 static bool call_index(const struct openai *o, json_t *tc, size_t *slot,
                        json_int_t *server_index) {
   json_t *index = json_object_get(tc, "index");
@@ -241,10 +243,12 @@ static bool call_index(const struct openai *o, json_t *tc, size_t *slot,
       return true;
     }
   if (*server_index >= 0) {
+    bool named =
+        json_string_length(json_object_get(json_object_get(tc, "function"), "name")) > 0;
     *slot = o->n_calls;
     for (size_t i = o->n_calls; i-- > 0;)
       if (o->calls[i].server_index == *server_index) {
-        if (!has_id || o->calls[i].id[0] == '\0') *slot = i;
+        if (!has_id || !named || o->calls[i].id[0] == '\0') *slot = i;
         break;
       }
     return true;

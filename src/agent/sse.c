@@ -153,10 +153,12 @@ static void process_line(struct sse *p, const char *line, size_t len) {
   } else if (field_is(line, name_len, "event")) {
     turn_buf_reset(&p->name);
     rv = turn_buf_append(&p->name, value, value_len);
-  } else if (field_is(line, name_len, "error")) {
+  } else if (colon != NULL && field_is(line, name_len, "error")) {
     /* Not a field of the rules, which would ignore it: llama.cpp's server ends
      * a failed stream with "error: {...}" (then "data: [DONE]"), and that is
-     * the only place it says why. Read as "event: error" with that data. */
+     * the only place it says why. Read as "event: error" with that data. With
+     * its colon the line is at least as long as the "\n", the value and the
+     * name it adds, so the bound holds; a bare "error" is ignored. */
     turn_buf_reset(&p->name);
     rv = turn_buf_append(&p->name, "error", 5);
     if (rv == TURN_OK && p->has_data) rv = turn_buf_append(&p->data, "\n", 1);

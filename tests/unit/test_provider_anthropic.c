@@ -681,17 +681,21 @@ static void test_provider_anthropic_body_drops_top_level_combinators(void **stat
 }
 
 /* A failed call with an empty summary: the API refuses an empty error result,
- * so it is sent with words in it; an empty result that is no error stays. */
+ * and any result of white space only, so those are sent with words in them;
+ * an empty result that is no error stays. */
 static void test_provider_anthropic_body_fills_empty_error_results(void **state) {
   (void)state;
   const char *messages[] = {
       "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}",
       "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"u1\","
       "\"name\":\"a\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"u2\","
-      "\"name\":\"b\",\"input\":{}}]}",
+      "\"name\":\"b\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"u3\","
+      "\"name\":\"c\",\"input\":{}}]}",
       "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
       "\"u1\",\"content\":\"\",\"is_error\":true},{\"type\":\"tool_result\","
-      "\"tool_use_id\":\"u2\",\"content\":\"\",\"is_error\":false}]}"};
+      "\"tool_use_id\":\"u2\",\"content\":\"\",\"is_error\":false},{\"type\":"
+      "\"tool_result\",\"tool_use_id\":\"u3\",\"content\":\" "
+      "\\n\",\"is_error\":false}]}"};
   struct provider_request req = {"m", NULL, messages, 3, NULL, 0, 64, false};
   char *body = provider_anthropic_body(&req);
   expect_json(body,
@@ -699,11 +703,13 @@ static void test_provider_anthropic_body_fills_empty_error_results(void **state)
               "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]},"
               "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"u1\","
               "\"name\":\"a\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"u2\","
-              "\"name\":\"b\",\"input\":{}}]},"
+              "\"name\":\"b\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"u3\","
+              "\"name\":\"c\",\"input\":{}}]},"
               "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
               "\"u1\",\"content\":\"(the tool said nothing)\",\"is_error\":true},"
               "{\"type\":\"tool_result\",\"tool_use_id\":\"u2\",\"content\":\"\","
-              "\"is_error\":false}]}]}");
+              "\"is_error\":false},{\"type\":\"tool_result\",\"tool_use_id\":\"u3\","
+              "\"content\":\"(the tool said nothing)\",\"is_error\":false}]}]}");
   free(body);
 }
 

@@ -220,6 +220,8 @@ static void test_sse_error_line_is_an_error_event(void **state) {
                 "message{a}error{{\"code\":400}}message{[DONE]}", 0);
   expect_events("error: 012345678\n\n", 16, "error{012345678}", 0);
   expect_events("error: 0123456789\n\n", 16, "", -1);
+  /* A bare "error" is no such line (it would add more than its own length). */
+  expect_events("data:0123456789A\nerror\n\n", 16, "message{0123456789A}", 0);
 }
 
 static void test_sse_event_name_resets_after_each_event(void **state) {
