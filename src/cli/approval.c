@@ -56,7 +56,7 @@ static void step_up(const struct http_server *s, const char *path) {
   int rc =
       body != NULL ? guard_post_with_pin(s, path, body, "the approval") : GUARD_REFUSED;
   json_decref(body);
-  if (rc == GUARD_TAKEN) return;
+  if (rc == GUARD_TAKEN || interrupt_seen()) return; /* ^C: the turn is cancelled */
   if (rc == GUARD_WAITING) {
     explain_waiting();
     return;
@@ -119,5 +119,6 @@ void approval_answer(const struct http_server *s, const turn_event *ev) {
   curl_free(escaped);
   char code[64];
   long status = post_decision(s, path, yes ? approved : rejected, code, sizeof code);
-  if (yes && status == 403 && strcmp(code, "step_up_required") == 0) step_up(s, path);
+  if (yes && status == 403 && strcmp(code, "step_up_required") == 0 && !interrupt_seen())
+    step_up(s, path);
 }

@@ -4,6 +4,7 @@
  * count that locks the backend. */
 #include "guard.h"
 
+#include "interrupt.h"
 #include "pin.h"
 #include "secret.h"
 
@@ -33,10 +34,10 @@ int guard_post_with_pin(const struct http_server *s, const char *path, json_t *b
   struct http_answer a;
   http_answer_init(&a, ANSWER_MAX);
   int rc = GUARD_REFUSED;
-  for (int tries = 0; tries < GUARD_PIN_TRIES; tries++) {
+  for (int tries = 0; tries < GUARD_PIN_TRIES && !interrupt_seen(); tries++) {
     char pin[PIN_CAP];
     if (pin_ask(pin, sizeof pin) != 0) {
-      fprintf(stderr, "turn: no PIN given\n");
+      if (!interrupt_seen()) fprintf(stderr, "turn: no PIN given\n");
       break;
     }
     char code[64], message[256];

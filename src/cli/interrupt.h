@@ -15,4 +15,10 @@ void interrupt_catch(void);
 /* Whether that SIGINT came. */
 bool interrupt_seen(void);
 
+/* For another handler that takes SIGINT for a while (the PIN prompt's, which
+ * must put the terminal back first): whether interrupt_catch was called, and
+ * what its handler does, async-signal-safe. */
+bool interrupt_caught(void);
+void interrupt_note(void);
+
 #endif

@@ -3,6 +3,7 @@
  * shell would be left typing blind. */
 #include "pin.h"
 
+#include "interrupt.h"
 #include "secret.h"
 
 #include <signal.h>
@@ -19,6 +20,10 @@ static struct termios saved; /* the terminal as it was, while echo is off */
 
 static void on_signal(int sig) {
   tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved); /* async-signal-safe */
+  if (sig == SIGINT && interrupt_caught()) {  /* a turn's ^C: it is cancelled */
+    interrupt_note();
+    return;
+  }
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -46,6 +51,7 @@ static void echo_on(struct sigaction old[N_SIGNALS]) {
   tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
   for (size_t i = 0; i < N_SIGNALS; i++)
     sigaction(restore_on[i], &old[i], NULL);
+  if (interrupt_seen()) signal(SIGINT, SIG_DFL); /* the second ^C ends the client */
 }
 
 int pin_ask(char *out, size_t cap) {

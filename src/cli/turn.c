@@ -15,6 +15,8 @@
 #include "turn/turn.h"
 
 #include <curl/curl.h>
+#include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,8 @@ struct client {
   bool color;         /* stdout is a terminal */
   bool text_open;     /* the last thing shown was reply text without a newline */
   bool thinking_open; /* the last thing shown was reasoning: its line is open */
+  bool told_waiting;  /* after ^C: said that the turn's name is awaited */
+  bool gone;          /* re-attaching, turnd no longer knew the turn */
   CURL *h;            /* the transfer under way */
   long status;        /* its HTTP status, once known */
   char error[512];    /* the body of a non-200 answer, cut */
@@ -95,6 +99,9 @@ static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
     c->bad_line = true;
     return 1;
   }
+  /* After ^C nothing more is shown; only the turn's name is still wanted, to
+   * cancel it by. */
+  if (interrupt_seen() && ev->type != TURN_EV_TURN) return 1;
   if (ev->seq < c->next_seq && ev->type != TURN_EV_TURN) return 0; /* already shown */
   if (ev->seq >= c->next_seq) { /* not seen before: the order checker follows it */
     turn_error oerr;
@@ -175,16 +182,26 @@ static int on_event(void *ctx, const turn_event *ev, const turn_error *err) {
   return 0;
 }
 
-/* libcurl asks about once a second while the stream is quiet: a ^C stops it. */
+/* libcurl asks about once a second while the stream is quiet: a ^C stops it,
+ * once the turn has a name to cancel it by. Until its first line comes the
+ * turn may have started in turnd all the same, so the client waits for it. */
 static int on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
                        curl_off_t ultotal, curl_off_t ulnow) {
-  (void)arg, (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
-  return interrupt_seen() ? 1 : 0;
+  (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+  struct client *c = arg;
+  if (!interrupt_seen()) return 0;
+  if (c->turn[0] != '\0') return 1;
+  if (!c->told_waiting) {
+    c->told_waiting = true;
+    fprintf(stderr, "(waiting for turnd to start the turn, to cancel it; ^C again "
+                    "quits)\n");
+  }
+  return 0;
 }
 
 static size_t on_bytes(char *data, size_t size, size_t n, void *arg) {
   struct client *c = arg;
-  if (interrupt_seen()) return 0; /* stops the transfer */
+  if (interrupt_seen() && c->turn[0] != '\0') return 0; /* stops the transfer */
   curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &c->status);
   if (c->status != 200) {
     size_t k = size * n;
@@ -207,6 +224,7 @@ static long stream(struct client *c, const char *url, const char *body) {
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_bytes);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
   curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
   curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
   struct curl_slist *hdr = http_headers(c->server->token, body != NULL);
   if (hdr == NULL && (body != NULL || c->server->token != NULL)) {
@@ -230,21 +248,65 @@ static long stream(struct client *c, const char *url, const char *body) {
   return status;
 }
 
-/* After a ^C: asks turnd to cancel the turn (which ends it, and any approval it
- * waits for) and says so. Returns the exit status, 130 as for a ^C. */
-static int cancel_turn(struct client *c) {
-  end_text(c);
-  fflush(stdout);
-  if (c->turn[0] == '\0' || c->ended) return 130; /* nothing left to cancel */
+/* How the turn ended, from its lines after seq next_seq - 1 (read once it has
+ * ended): its stop reason, or -1 when that cannot be told. */
+static int stop_reason_of(const struct client *c) {
   char path[128];
-  snprintf(path, sizeof path, "/api/turns/%s/cancel", c->turn);
+  if (c->next_seq > 0)
+    snprintf(path, sizeof path, "/api/turns/%s?after=%llu", c->turn,
+             (unsigned long long)(c->next_seq - 1));
+  else
+    snprintf(path, sizeof path, "/api/turns/%s", c->turn);
+  struct http_answer a;
+  http_answer_init(&a, 1u << 20);
+  int reason = -1;
+  if (http_call(c->server, "GET", path, NULL, &a) == 200 && a.body.len > 0) {
+    size_t end = a.body.len;
+    while (end > 0 && a.body.data[end - 1] == '\n')
+      end--;
+    size_t start = end;
+    while (start > 0 && a.body.data[start - 1] != '\n')
+      start--;
+    json_t *last = json_loadb(a.body.data + start, end - start, 0, NULL);
+    const char *type = json_string_value(json_object_get(last, "type"));
+    const char *why = json_string_value(json_object_get(last, "stop_reason"));
+    if (type != NULL && strcmp(type, "end") == 0 && why != NULL)
+      reason = turn_stop_reason_from_name(turn_str_c(why));
+    json_decref(last);
+  }
+  http_answer_fini(&a);
+  return reason;
+}
+
+/* After a ^C: asks turnd to cancel the turn (which ends it, and any approval it
+ * waits for), then says how the turn ended. Returns the exit status, 130 as
+ * for a ^C. */
+static int cancel_turn(struct client *c) {
+  signal(SIGPIPE, SIG_IGN); /* the ^C may have ended the program reading stdout */
+  long status = 0;
   struct http_answer a;
   http_answer_init(&a, 64u << 10);
-  long status = http_call(c->server, "POST", path, NULL, &a);
-  if (status >= 200 && status < 300)
-    fprintf(stderr, "(turn %s cancelled)\n", c->turn);
-  else
+  char path[128];
+  if (c->turn[0] != '\0' && !c->ended) {
+    snprintf(path, sizeof path, "/api/turns/%s/cancel", c->turn);
+    status = http_call(c->server, "POST", path, NULL, &a);
+  }
+  end_text(c);
+  fflush(stdout);
+  if (c->turn[0] == '\0' || c->ended) {
+    http_answer_fini(&a);
+    return 130; /* nothing was started, or nothing is left to cancel */
+  }
+  if (status >= 200 && status < 300) {
+    int reason = stop_reason_of(c);
+    if (reason < 0 || reason == TURN_STOP_CANCELLED)
+      fprintf(stderr, "(turn %s cancelled)\n", c->turn);
+    else
+      fprintf(stderr, "(turn %s had ended already: %s)\n", c->turn,
+              turn_stop_reason_name((turn_stop_reason)reason));
+  } else {
     http_report_answer(c->server, "cancelling the turn", &a);
+  }
   http_answer_fini(&a);
   return 130;
 }
@@ -295,7 +357,7 @@ static void usage(FILE *to) {
 
 struct args {
   const char *url, *session, *token_file, *name;
-  const char *text;       /* after --: the text, whatever it reads */
+  bool literal;           /* the words came after --: text, whatever they read */
   char *words[WORDS_MAX]; /* the other arguments: a command, or the text's words */
   int n_words;
 };
@@ -330,13 +392,14 @@ static int parse_args(int argc, char **argv, struct args *a) {
     else if (!literal && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)) {
       usage(stdout);
       return 0;
-    } else if (!literal && strcmp(arg, "--") == 0)
-      literal = true;
-    else if (literal && a->text == NULL && a->n_words == 0)
-      a->text = arg;
-    else if (!literal && arg[0] != '-' && a->n_words < WORDS_MAX)
+    } else if (!literal && strcmp(arg, "--") == 0 && a->n_words == 0)
+      literal = a->literal = true;
+    else if ((literal || arg[0] != '-') && a->n_words < WORDS_MAX)
       a->words[a->n_words++] = argv[i];
-    else {
+    else if (a->n_words == WORDS_MAX) {
+      fprintf(stderr, "turn: more than %d words: quote the text\n", WORDS_MAX);
+      return 2;
+    } else {
       usage(stderr);
       return 2;
     }
@@ -348,7 +411,7 @@ static int parse_args(int argc, char **argv, struct args *a) {
  * only: with it, a lone "sessions" was always text, and still is. */
 static bool is_command(const struct args *a) {
   static const char *const names[] = {"sessions", "history", "pair", "lock", "unlock"};
-  if (a->n_words == 0 || a->session != NULL) return false;
+  if (a->n_words == 0 || a->session != NULL || a->literal) return false;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strcmp(a->words[0], names[i]) == 0) return true;
   return false;
@@ -427,7 +490,8 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
     if (c.next_seq > before) {
       tries = -1; /* it made progress: the count of tries starts again */
     } else if (st == 404) {
-      break; /* the turn is gone: no use trying again */
+      c.gone = true; /* no use trying again */
+      break;
     } else if (st == 401) {
       /* this device was unpaired while it followed the turn: trying again
        * cannot help, and the owner should know why it stopped */
@@ -445,9 +509,17 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
   if (!c.ended) {
     end_text(&c);
     fflush(stdout);
-    fprintf(stderr,
-            "turn: the connection to turnd was lost%s%s; the turn %s goes on there\n",
-            c.why[0] != '\0' ? ": " : "", c.why, c.turn);
+    if (c.gone)
+      fprintf(stderr, "turn: turnd no longer knows the turn %s\n", c.turn);
+    else if (c.turn[0] == '\0')
+      fprintf(stderr,
+              "turn: the connection to turnd was lost%s%s; the turn may have "
+              "started there\n",
+              c.why[0] != '\0' ? ": " : "", c.why);
+    else
+      fprintf(stderr,
+              "turn: the connection to turnd was lost%s%s; the turn %s goes on there\n",
+              c.why[0] != '\0' ? ": " : "", c.why, c.turn);
     return 1;
   }
   if (c.stop_reason == TURN_STOP_LOCKED)
@@ -469,7 +541,7 @@ int main(int argc, char **argv) {
    * split them, by one space each. */
   static char joined[96 * 1024];
   size_t len = 0;
-  for (int i = 0; !command && a.text == NULL && i < a.n_words; i++) {
+  for (int i = 0; !command && i < a.n_words; i++) {
     size_t n = strlen(a.words[i]);
     if (n + 1 >= sizeof joined - len) {
       fprintf(stderr, "turn: the text is too long\n");
@@ -479,13 +551,13 @@ int main(int argc, char **argv) {
     memcpy(joined + len, a.words[i], n + 1);
     len += n;
   }
-  const char *text = a.text != NULL ? a.text : !command && a.n_words > 0 ? joined : NULL;
+  const char *text = !command && a.n_words > 0 ? joined : NULL;
   if (!command && text == NULL) {
     usage(stderr);
     return 2;
   }
   bool pair = command && strcmp(a.words[0], "pair") == 0;
-  if ((pair && a.n_words < 2) || (a.name != NULL && !pair)) {
+  if ((pair && (a.n_words < 2 || a.n_words > 3)) || (a.name != NULL && !pair)) {
     usage(stderr);
     return 2;
   }

@@ -187,11 +187,11 @@ static int run_command(const char *cmd, struct auth_db *db, const char *name) {
 }
 
 int admin_main(int argc, char **argv) {
-  for (int i = 1; i < argc; i++)
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      fputs(admin_usage, stdout);
-      return 0;
-    }
+  /* Right after the command only: a device may be named "-h". */
+  if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    fputs(admin_usage, stdout);
+    return 0;
+  }
   struct admin_args a;
   bool needs_name = strcmp(argv[0], "pair") == 0 || strcmp(argv[0], "unpair") == 0;
   if (!parse(argc, argv, &a) || (a.name != NULL) != needs_name) {

@@ -146,10 +146,14 @@ static void test_cli_streams_a_turn(void **state) {
   expect_output(&r, 0, "(thinking) a greeting\nHello, world!\n");
   assert_non_null(strstr(r.err, "session "));
   cli_run_free(&r);
-  /* Unquoted, the text's words are joined by a space each. */
+  /* Unquoted, the text's words are joined by a space each, after -- too. */
   const char *words[] = {"--url", t.base_url, "big", "wide", "world", NULL};
   assert_int_equal(harness_cli(words, NULL, &r), 0);
   expect_output(&r, 0, "(thinking) a greeting\nHello, big wide world!\n");
+  cli_run_free(&r);
+  const char *literal[] = {"--url", t.base_url, "--", "lock", "-h", NULL};
+  assert_int_equal(harness_cli(literal, NULL, &r), 0);
+  expect_output(&r, 0, "(thinking) a greeting\nHello, lock -h!\n");
   cli_run_free(&r);
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
@@ -206,13 +210,12 @@ static void test_cli_answers_an_approval(void **state) {
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
-/* ^C at the approval's question: the client asks turnd to cancel the turn,
- * rather than leave it waiting for an answer nobody will give, says so and
- * exits 130; the turn ends cancelled, and its call was never approved. */
-static void test_cli_interrupt_cancels_the_turn(void **state) {
-  (void)state;
-  struct turnd_proc t;
-  start_with_script(&t, lamp_script);
+/* Runs `turn --url URL lights` on t, gives it input on a stdin it keeps open,
+ * and sends SIGINT once prompt shows on its stderr. Checks that it exits 130,
+ * having said it cancelled the turn, and that the turn ended cancelled with
+ * its call never decided. */
+static void expect_interrupt_cancels(const struct turnd_proc *t, const char *input,
+                                     const char *prompt) {
   int in[2], err[2];
   assert_int_equal(pipe(in), 0);
   assert_int_equal(pipe(err), 0);
@@ -224,14 +227,15 @@ static void test_cli_interrupt_cancels_the_turn(void **state) {
     dup2(quiet, STDOUT_FILENO);
     dup2(err[1], STDERR_FILENO);
     close(in[0]), close(in[1]), close(err[0]), close(err[1]), close(quiet);
-    execl(TURN_CLI_PATH, TURN_CLI_PATH, "--url", t.base_url, "lights", (char *)NULL);
+    execl(TURN_CLI_PATH, TURN_CLI_PATH, "--url", t->base_url, "lights", (char *)NULL);
     _exit(127);
   }
-  close(in[0]); /* in[1] stays open: the question gets no answer, nor an end */
+  close(in[0]); /* in[1] stays open: what is asked next gets no answer, nor an end */
   close(err[1]);
+  assert_int_equal(write(in[1], input, strlen(input)), (ssize_t)strlen(input));
   char said[4096];
-  size_t len = harness_read_until(err[0], said, 0, sizeof said, "[y/n] ");
-  expect_in(said, "[y/n] ");
+  size_t len = harness_read_until(err[0], said, 0, sizeof said, prompt);
+  expect_in(said, prompt);
   assert_int_equal(kill(pid, SIGINT), 0);
   harness_read_until(err[0], said, len, sizeof said, NULL);
   int status;
@@ -240,19 +244,34 @@ static void test_cli_interrupt_cancels_the_turn(void **state) {
   close(err[0]);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 130)
     fail_msg("status %d; stderr:\n%s", status, said);
+  assert_null(strstr(said, "answering no")); /* a ^C is no answer */
   const char *cancelled = strstr(said, "(turn t-");
   if (cancelled == NULL) fail_msg("no cancel said:\n%s", said);
   char turn_id[64];
   assert_int_equal(sscanf(cancelled, "(turn %63s cancelled)", turn_id), 1);
   char url[256];
-  snprintf(url, sizeof url, "%s/api/turns/%s", t.base_url, turn_id);
+  snprintf(url, sizeof url, "%s/api/turns/%s", t->base_url, turn_id);
   struct http_stream s;
   assert_int_equal(http_stream("GET", url, NULL, 0, &s), 0);
   assert_int_equal(s.status, 200);
   assert_true(s.n > 0);
   expect_in(s.lines[s.n - 1], "\"stop_reason\":\"cancelled\"");
-  assert_null(strstr(s.raw, "\"decision\":\"approved\""));
+  assert_null(strstr(s.raw, "\"type\":\"approval_decided\""));
   http_stream_free(&s);
+}
+
+/* ^C at the approval's question, or at the PIN's after a yes: the client asks
+ * turnd to cancel the turn, rather than leave it waiting for an answer nobody
+ * will give (or answer no for the owner), says so and exits 130. */
+static void test_cli_interrupt_cancels_the_turn(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t, lamp_script);
+  expect_interrupt_cancels(&t, "", "[y/n] ");
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+  start_turnd(&t, lamp_script, NULL); /* approving the lamp takes the PIN */
+  set_pin(&t);
+  expect_interrupt_cancels(&t, "y\n", "PIN: ");
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
