@@ -1,11 +1,9 @@
 /* A tool call as a program on the loop (see tool_proc.h). Four events drive it:
  * stdin writable, stdout readable, the pidfd readable (the program exited) and
  * one timer (the timeout, then the grace after a result, or the deferred report
- * of a failed start). turnd's child is the program's shepherd (see child_run),
- * the leader of the group the program runs in; its pid is the group's id, and
- * its exit, which repeats the program's, is the one watched. The group is
- * killed only while the shepherd is unreaped: until then its pid cannot be
- * reused, so a kill can never reach a stranger's processes.
+ * of a failed start). The program's group is killed only while the program is
+ * unreaped: until then its pid, which is also the group's id, cannot be reused,
+ * so a kill can never reach a stranger's processes.
  *
  * States (enum tp_state) and inputs (enum tp_input):
  *
@@ -633,21 +631,29 @@ static int set_nonblocking(int fd) {
   return flags < 0 ? -1 : fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
-/* The shepherd's answer to turnd's death (its PR_SET_PDEATHSIG): SIGKILL to
- * the whole group, itself included. kill is async-signal-safe. */
-static void on_turnd_gone(int sig) {
-  (void)sig;
-  kill(0, SIGKILL);
-}
-
-/* The program's side, in the shepherd's child, up to the exec. A failure's
- * errno goes to report (close-on-exec, so a successful exec closes it
- * unwritten) and the child exits. */
-static _Noreturn void program_run(const struct tool_proc *p, int report, int fd_limit) {
+/* The child's side of spawn(), between fork and exec. turnd has other threads,
+ * whose locks the child's copy of memory may hold, so only async-signal-safe
+ * calls: no malloc, no stdio. A failure's errno goes to report (close-on-exec,
+ * so a successful exec closes it unwritten) and the child exits. */
+static _Noreturn void child_run(const struct tool_proc *p, int child_in, int child_out,
+                                int report, pid_t parent, int fd_limit) {
+  /* turnd ignores SIGPIPE and has handlers; the tool gets the defaults. */
   struct sigaction dfl;
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
-  (void)sigaction(SIGUSR1, &dfl, NULL); /* the shepherd's handler is not its */
+  for (int sig = 1; sig < NSIG; sig++)
+    (void)sigaction(sig, &dfl, NULL); /* SIGKILL and SIGSTOP refuse: no matter */
+  /* A session of its own, so a group of its own too (its id is the pid), and
+   * no controlling terminal: the owner's terminal, if turnd has one, is not
+   * the tool's to write to (its output goes through turnd, which cleans it).
+   * It dies with turnd, however turnd dies: a kill -9 leaves no tool running
+   * on with nobody to read it or end it at its timeout. */
+  if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) goto failed;
+  if (getppid() != parent) _exit(127); /* turnd died before the request took */
+  if (chdir(p->tool->cwd) != 0 || dup2(child_in, 0) < 0 || dup2(child_out, 1) < 0)
+    goto failed;
+  int null = open("/dev/null", O_WRONLY);
+  if (null < 0 || dup2(null, 2) < 0) goto failed;
   /* Our fds are close-on-exec, but not every library's: nothing else passes.
    * Kernels 5.9 and 5.10 close but cannot mark: all but report is closed (it
    * is close-on-exec, and above stdio). An older kernel or a seccomp filter
@@ -661,69 +667,6 @@ static _Noreturn void program_run(const struct tool_proc *p, int report, int fd_
   sigemptyset(&none);
   (void)sigprocmask(SIG_SETMASK, &none, NULL);
   execve(p->tool->argv[0], p->tool->argv, p->env);
-  int err = errno;
-  ssize_t n = write(report, &err, sizeof err); /* a pipe's small write is whole */
-  (void)n;
-  _exit(127);
-}
-
-/* The shepherd, once the program runs: it holds no fd (a copy of the program's
- * stdout, or of turnd's sockets, would keep them open), waits for the program
- * and then ends as it did, which is the exit turnd sees. */
-static _Noreturn void shepherd_wait(pid_t program, int fd_limit) {
-  if (close_range(0, ~0u, 0) != 0)
-    for (int fd = 0; fd < (fd_limit > 3 ? fd_limit : 3); fd++)
-      (void)close(fd);
-  sigset_t none;
-  sigemptyset(&none);
-  (void)sigprocmask(SIG_SETMASK, &none, NULL); /* a death of turnd's meanwhile: now */
-  int status;
-  while (waitpid(program, &status, 0) < 0)
-    if (errno != EINTR) _exit(127);
-  if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
-  int sig = WTERMSIG(status);
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  (void)sigaction(sig, &dfl, NULL);
-  (void)kill(getpid(), sig);
-  _exit(128 + sig); /* a signal that does not end a process by default */
-}
-
-/* The child's side of spawn(). turnd has other threads, whose locks the
- * child's copy of memory may hold, so only async-signal-safe calls: no malloc,
- * no stdio. The child becomes the program's shepherd: PR_SET_PDEATHSIG reaches
- * only a direct child of turnd, and a tool is often a script whose work runs
- * in a process of its own, which would live on after a kill -9 of turnd. So
- * turnd's child stays in the group as its leader, asks for SIGUSR1 when turnd
- * dies and then kills the whole group; the program is the shepherd's child.
- * A failure's errno goes to report and the child exits. */
-static _Noreturn void child_run(const struct tool_proc *p, int child_in, int child_out,
-                                int report, pid_t parent, int fd_limit) {
-  /* turnd ignores SIGPIPE and has handlers; the tool gets the defaults. */
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; sig++)
-    (void)sigaction(sig, &dfl, NULL); /* SIGKILL and SIGSTOP refuse: no matter */
-  /* A session of its own, so a group of its own too (its id is the pid), and
-   * no controlling terminal: the owner's terminal, if turnd has one, is not
-   * the tool's to write to (its output goes through turnd, which cleans it). */
-  struct sigaction gone;
-  memset(&gone, 0, sizeof gone);
-  gone.sa_handler = on_turnd_gone;
-  sigemptyset(&gone.sa_mask);
-  if (setsid() < 0 || sigaction(SIGUSR1, &gone, NULL) != 0 ||
-      prctl(PR_SET_PDEATHSIG, SIGUSR1) != 0)
-    goto failed;
-  if (getppid() != parent) _exit(127); /* turnd died before the request took */
-  if (chdir(p->tool->cwd) != 0 || dup2(child_in, 0) < 0 || dup2(child_out, 1) < 0)
-    goto failed;
-  int null = open("/dev/null", O_WRONLY);
-  if (null < 0 || dup2(null, 2) < 0) goto failed;
-  pid_t program = fork(); /* signals are still all blocked, as turnd left them */
-  if (program == 0) program_run(p, report, fd_limit);
-  if (program > 0) shepherd_wait(program, fd_limit);
 failed:;
   int err = errno;
   ssize_t n = write(report, &err, sizeof err); /* a pipe's small write is whole */

@@ -10,11 +10,10 @@
  *
  * The program runs as tool->argv (execv, no shell) in tool->cwd, in a session and
  * so a process group of its own (which tool_proc_kill and the timeout kill whole,
- * and which does not outlive the call) with no controlling terminal. The group
- * is led by turnd's child, the program's shepherd, which waits for the program
- * and exits as it did, and which kills the whole group if turnd dies first,
- * however it dies (kill -9 included: the kernel tells the shepherd); only what
- * the program moved to a group of its own lives on. The program has stderr
+ * and which does not outlive the call) with no controlling terminal, killed by
+ * the kernel if turnd dies first (however it dies: what the program started
+ * and left running is the program's own, and a set-user-ID program or one with
+ * file capabilities loses the request at its exec), with stderr
  * on /dev/null, no other inherited file
  * descriptor, default signal dispositions, an empty signal mask, and only
  *   PATH=/usr/local/bin:/usr/bin:/bin  HOME=<cwd>  LANG=C.UTF-8
