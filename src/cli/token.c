@@ -113,11 +113,13 @@ static int make_parents(const char *path) {
   return 0;
 }
 
-int token_store(const char *path, const char *token) {
+/* Writes text and a newline to path as token_store says; what names the file
+ * in messages. */
+static int store_line(const char *path, const char *text, const char *what) {
   char tmp[PATH_CAP];
   int len = snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
   if (len < 0 || (size_t)len >= sizeof tmp) {
-    fprintf(stderr, "turn: the token file's path is too long\n");
+    fprintf(stderr, "turn: the %s's path is too long\n", what);
     return -1;
   }
   if (make_parents(path) != 0) {
@@ -126,12 +128,12 @@ int token_store(const char *path, const char *token) {
   }
   int fd = mkstemp(tmp); /* 0600 already; fchmod below says so whatever the libc */
   if (fd < 0) {
-    fprintf(stderr, "turn: cannot write the token file %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "turn: cannot write the %s %s: %s\n", what, path, strerror(errno));
     return -1;
   }
-  size_t n = strlen(token);
+  size_t n = strlen(text);
   errno = 0;
-  bool ok = fchmod(fd, 0600) == 0 && write(fd, token, n) == (ssize_t)n &&
+  bool ok = fchmod(fd, 0600) == 0 && write(fd, text, n) == (ssize_t)n &&
             write(fd, "\n", 1) == 1 && fsync(fd) == 0;
   int err = errno != 0 ? errno : EIO; /* a short write sets none */
   if (close(fd) != 0 && ok) {
@@ -142,6 +144,49 @@ int token_store(const char *path, const char *token) {
   if (ok && rename(tmp, path) == 0) return 0;
   if (ok) err = errno;
   unlink(tmp);
-  fprintf(stderr, "turn: cannot write the token file %s: %s\n", path, strerror(err));
+  fprintf(stderr, "turn: cannot write the %s %s: %s\n", what, path, strerror(err));
   return -1;
+}
+
+int token_store(const char *path, const char *token) {
+  return store_line(path, token, "token file");
+}
+
+/* The default token file's folder and name into out. */
+static int config_path(const char *name, char *out, size_t cap) {
+  char token_path[PATH_CAP];
+  if (token_default_path(token_path, sizeof token_path) != 0) return -1;
+  char *slash = strrchr(token_path, '/');
+  *slash = '\0'; /* token_default_path ends in "/turn/token" */
+  int len = snprintf(out, cap, "%s/%s", token_path, name);
+  return len > 0 && (size_t)len < cap ? 0 : -1;
+}
+
+int token_url_find(char *out, size_t cap) {
+  char path[PATH_CAP];
+  if (config_path("url", path, sizeof path) != 0) return 0;
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return 0;
+  char line[1024];
+  bool got = fgets(line, sizeof line, f) != NULL;
+  fclose(f);
+  size_t len = got ? strcspn(line, "\r\n") : 0;
+  line[len] = '\0';
+  bool ok = len > 0 && len < cap &&
+            (strncmp(line, "http://", 7) == 0 || strncmp(line, "https://", 8) == 0);
+  for (size_t i = 0; ok && i < len; i++)
+    ok = line[i] > ' ' && line[i] <= '~';
+  if (!ok) {
+    fprintf(stderr, "turn: %s does not hold an http:// or https:// address; ignored\n",
+            path);
+    return 0;
+  }
+  memcpy(out, line, len + 1);
+  return 1;
+}
+
+int token_url_store(const char *url) {
+  char path[PATH_CAP];
+  if (config_path("url", path, sizeof path) != 0) return -1;
+  return store_line(path, url, "address file");
 }

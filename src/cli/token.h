@@ -30,4 +30,13 @@ bool token_valid(const char *token);
  * after telling why on stderr. */
 int token_store(const char *path, const char *token);
 
+/* turnd's address as `turn pair` noted it beside the default token file
+ * ($XDG_CONFIG_HOME/turn/url, or $HOME/.config/turn/url), for a client run
+ * without --url. token_url_find: into out (cap bytes); 1 when found, 0 when
+ * there is none (or it is not one line of an http(s) URL, which is said).
+ * token_url_store: notes url there as token_store writes; 0, or -1 after
+ * telling why. */
+int token_url_find(char *out, size_t cap);
+int token_url_store(const char *url);
+
 #endif

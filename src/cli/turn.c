@@ -346,7 +346,8 @@ static void usage(FILE *to) {
           "  http://HOST:PORT/#pair=CODE link that `turnd pair-code` (and turnd at\n"
           "  start) prints.\n"
           "options:\n"
-          "  --url URL          turnd's address (default http://127.0.0.1:8080)\n"
+          "  --url URL          turnd's address (default: the one `turn pair` noted,\n"
+          "                     else http://127.0.0.1:8080)\n"
           "  --session ID       go on in that session\n"
           "  --token-file FILE  the token's file, read or (pair) written\n"
           "  --name NAME        pair: this device's name in turnd (default turn@HOST)\n"
@@ -357,6 +358,7 @@ static void usage(FILE *to) {
 
 struct args {
   const char *url, *session, *token_file, *name;
+  bool url_given;         /* --url: else `turn pair`'s note, else the default */
   bool literal;           /* the words came after --: text, whatever they read */
   char *words[WORDS_MAX]; /* the other arguments: a command, or the text's words */
   int n_words;
@@ -383,6 +385,7 @@ static int parse_args(int argc, char **argv, struct args *a) {
         return 2;
       }
       a->url = url;
+      a->url_given = true;
     } else if (!literal && strcmp(arg, "--session") == 0 && has_value)
       a->session = argv[++i];
     else if (!literal && strcmp(arg, "--token-file") == 0 && has_value)
@@ -574,6 +577,8 @@ int main(int argc, char **argv) {
     curl_global_cleanup();
     return 1;
   }
+  static char noted_url[1024];
+  if (!a.url_given && token_url_find(noted_url, sizeof noted_url) == 1) a.url = noted_url;
   struct http_server server = {a.url, found == 1 ? token : NULL};
   rc = command ? run_command(&a, &server) : run_turn(&server, text, a.session);
   secret_wipe(token, sizeof token);

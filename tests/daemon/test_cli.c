@@ -621,6 +621,11 @@ static void test_cli_pairs_with_a_code(void **state) {
   run_cli(t.base_url, "x", NULL, NULL, &r);
   expect_output(&r, 0, "hi\n");
   cli_run_free(&r);
+  /* The address is noted beside the default file: no --url needed now. */
+  const char *const no_url[] = {"x", NULL};
+  cli(no_url, NULL, &r);
+  expect_output(&r, 0, "hi\n");
+  cli_run_free(&r);
 
   nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
   clear_config();
