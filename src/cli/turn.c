@@ -468,7 +468,7 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
   snprintf(target, sizeof target, "%s/api/turns", s->url);
   interrupt_catch();
   long status = stream(&c, target, body);
-  if (interrupt_seen()) {
+  if (interrupt_seen() && !c.ended) { /* a ^C after the end changes nothing */
     int rc = cancel_turn(&c);
     turn_reader_free(c.reader);
     turn_order_free(c.order);
@@ -507,7 +507,7 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
   }
   turn_reader_free(c.reader);
   turn_order_free(c.order);
-  if (interrupt_seen()) return cancel_turn(&c);
+  if (interrupt_seen() && !c.ended) return cancel_turn(&c);
   if (c.bad_line) return 1;
   if (!c.ended) {
     end_text(&c);
