@@ -108,6 +108,14 @@ static void reference(const char *s, size_t len, size_t max, struct fuzz_log *l)
     } else if (field_is(line, field_len, "event")) {
       memcpy(name, value, value_len);
       name_len = value_len;
+    } else if (colon != NULL && field_is(line, field_len, "error")) {
+      /* llama.cpp's "error: {...}": an "error" event with that data. */
+      if (has_data) buf[data_len++] = '\n';
+      memcpy(buf + data_len, value, value_len);
+      data_len += value_len;
+      has_data = true;
+      memcpy(name, "error", 5);
+      name_len = 5;
     }
   }
   fuzz_log_put(l, failed ? "X" : "F", 1);
