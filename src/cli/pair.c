@@ -80,8 +80,12 @@ static int keep_token(const struct http_answer *a, const char *base, const char 
   printf("paired with %s as \"%s\"; the token is in %s\n", base, name, path);
   /* Beside the default file, the address too: `turn` then finds this turnd
    * without --url. (A --token-file is the owner's own arrangement.) */
-  if (token_file == NULL && token_url_store(base) == 0)
-    printf("turn now goes to %s unless told --url\n", base);
+  if (token_file == NULL) {
+    if (token_url_store(base) == 0)
+      printf("turn now goes to %s unless told --url\n", base);
+    else
+      (void)token_url_forget();
+  }
   const char *env = getenv("TURN_TOKEN");
   if (token_file == NULL && env != NULL && env[0] != '\0')
     printf("note: TURN_TOKEN is set and is used before that file; unset it to use the "

@@ -167,22 +167,31 @@ int token_url_find(char *out, size_t cap) {
   if (config_path("url", path, sizeof path) != 0) return 0;
   FILE *f = fopen(path, "r");
   if (f == NULL) return 0;
-  char line[1024];
-  bool got = fgets(line, sizeof line, f) != NULL;
+  char text[1026];
+  size_t len = fread(text, 1, sizeof text, f);
   fclose(f);
-  size_t len = got ? strcspn(line, "\r\n") : 0;
-  line[len] = '\0';
-  bool ok = len > 0 && len < cap &&
-            (strncmp(line, "http://", 7) == 0 || strncmp(line, "https://", 8) == 0);
+  /* One line, its end and the slashes a route would double left out. */
+  if (len > 0 && text[len - 1] == '\n') len--;
+  if (len > 0 && text[len - 1] == '\r') len--;
+  while (len > 0 && text[len - 1] == '/')
+    len--;
+  bool ok = len > 8 && len < cap && len <= 1024 &&
+            (memcmp(text, "http://", 7) == 0 || memcmp(text, "https://", 8) == 0);
   for (size_t i = 0; ok && i < len; i++)
-    ok = line[i] > ' ' && line[i] <= '~';
+    ok = text[i] > ' ' && text[i] <= '~'; /* no NUL, no second line, no space */
   if (!ok) {
     fprintf(stderr, "turn: %s does not hold an http:// or https:// address; ignored\n",
             path);
     return 0;
   }
-  memcpy(out, line, len + 1);
+  memcpy(out, text, len);
+  out[len] = '\0';
   return 1;
+}
+
+int token_url_forget(void) {
+  char path[PATH_CAP];
+  return config_path("url", path, sizeof path) == 0 && unlink(path) == 0 ? 0 : -1;
 }
 
 int token_url_store(const char *url) {

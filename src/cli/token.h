@@ -38,5 +38,8 @@ int token_store(const char *path, const char *token);
  * telling why. */
 int token_url_find(char *out, size_t cap);
 int token_url_store(const char *url);
+/* Removes the note (a token stored without it must not go to an older one's
+ * address). Returns 0, or -1 when there was none. */
+int token_url_forget(void);
 
 #endif

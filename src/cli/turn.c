@@ -578,7 +578,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   static char noted_url[1024];
-  if (!a.url_given && token_url_find(noted_url, sizeof noted_url) == 1) a.url = noted_url;
+  /* The note goes with the default file's token: a token from elsewhere is
+   * for some other turnd, which must not be sent it. */
+  const char *env_token = getenv("TURN_TOKEN");
+  bool default_token =
+      a.token_file == NULL && (env_token == NULL || env_token[0] == '\0');
+  if (!a.url_given && default_token && token_url_find(noted_url, sizeof noted_url) == 1)
+    a.url = noted_url;
   struct http_server server = {a.url, found == 1 ? token : NULL};
   rc = command ? run_command(&a, &server) : run_turn(&server, text, a.session);
   secret_wipe(token, sizeof token);

@@ -621,10 +621,26 @@ static void test_cli_pairs_with_a_code(void **state) {
   run_cli(t.base_url, "x", NULL, NULL, &r);
   expect_output(&r, 0, "hi\n");
   cli_run_free(&r);
-  /* The address is noted beside the default file: no --url needed now. */
+  /* The address is noted beside the default file: no --url needed now, also
+   * when the note ends in a slash and CR LF, as an editor may leave it. */
   const char *const no_url[] = {"x", NULL};
   cli(no_url, NULL, &r);
   expect_output(&r, 0, "hi\n");
+  cli_run_free(&r);
+  char note[128], noted[160];
+  snprintf(note, sizeof note, "%s/turn/url", config_home);
+  snprintf(noted, sizeof noted, "%s/\r\n", t.base_url);
+  write_secret(note, noted);
+  cli(no_url, NULL, &r);
+  expect_output(&r, 0, "hi\n");
+  cli_run_free(&r);
+  /* The note goes with the default file's token only: another token is for
+   * another turnd, and is not sent to this one. */
+  setenv("TURN_TOKEN", token, 1);
+  cli(no_url, NULL, &r);
+  unsetenv("TURN_TOKEN");
+  assert_int_not_equal(r.status, 0);
+  assert_null(strstr(r.err, t.base_url));
   cli_run_free(&r);
 
   nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
