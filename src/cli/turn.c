@@ -464,8 +464,15 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
     turn_order_free(c.order);
     return 1;
   }
-  char target[512];
-  snprintf(target, sizeof target, "%s/api/turns", s->url);
+  char target[2048];
+  int target_len = snprintf(target, sizeof target, "%s/api/turns", s->url);
+  /* Room for the longest route to follow it by: a turn id and a seq more. */
+  if (target_len < 0 || (size_t)target_len + 128 >= sizeof target) {
+    fprintf(stderr, "turn: the address is too long\n");
+    turn_reader_free(c.reader);
+    turn_order_free(c.order);
+    return 2;
+  }
   interrupt_catch();
   long status = stream(&c, target, body);
   if (interrupt_seen() && !c.ended) { /* a ^C after the end changes nothing */
