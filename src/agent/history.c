@@ -153,12 +153,15 @@ static int take_event(struct history *h, const char *turn, uint64_t at_ms,
     return 0;
   case TURN_EV_APPROVAL: {
     /* The protocol's rule: the tier-2 call of that tool whose input completed
-     * first and which has no approval yet. */
+     * first and which has neither an approval nor a result yet (a call refused
+     * before it was asked has its result, and the model's retry is the one
+     * that waits). */
     struct call_info *best = NULL;
     for (size_t i = 0; i < h->n_calls; i++) {
       c = &h->calls[i];
       if (strcmp(c->turn, turn) != 0 || c->tier != 2 || c->input_n == 0 ||
-          c->request != NULL || c->tool == NULL || !str_is(ev->approval.tool, c->tool))
+          c->request != NULL || c->has_result || c->tool == NULL ||
+          !str_is(ev->approval.tool, c->tool))
         continue;
       if (best == NULL || c->input_n < best->input_n) best = c;
     }

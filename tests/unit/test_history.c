@@ -384,6 +384,35 @@ static void test_history_bug_duration_uses_another_calls_approval(void **state) 
                    "'approval':null,'duration_ms':4920,'at':'@00.100Z'}]");
 }
 
+/* The model's first call of a tier-2 tool was refused (its input failed the
+ * schema) before anyone was asked; its retry is the call the approval is for,
+ * and is timed from its decision. (Review finding: the approval went to the
+ * refused call, which had completed its input first.) */
+static void test_history_approval_skips_a_call_already_ended(void **state) {
+  struct history *h = *state;
+  CHUNK(h, "t-1", T0, TURN_EV("t-1"));
+  CHUNK(h, "t-1", T0 + 100, USE("u1", "door", "2"), INPUT("u1", "door"),
+        RESULT("u1", "door", "rejected", "the input is wrong", "null"));
+  CHUNK(h, "t-1", T0 + 200, USE("u2", "door", "2"), INPUT("u2", "door"));
+  CHUNK(h, "t-1", T0 + 300, ASK("t-1.a1", "door"));
+  CHUNK(h, "t-1", T0 + 3300, DECIDED("t-1.a1", "approved"));
+  CHUNK(h, "t-1", T0 + 3345, RESULT("u2", "door", "ok", "opened", "'approved'"),
+        END("end_turn"));
+  message(h, "t-1", T0 + 100,
+          "{'role':'assistant','content':[{'type':'tool_use','id':'u1','name':'door',"
+          "'input':{'which':5}}]}");
+  message(h, "t-1", T0 + 200,
+          "{'role':'assistant','content':[{'type':'tool_use','id':'u2','name':'door',"
+          "'input':{'which':'front'}}]}");
+  expect_blocks(h, "[{'type':'tool','id':'u1','tool':'door','tier':2,'input':{'which':5},"
+                   "'truncated':false,'status':'rejected','summary':'the input is wrong',"
+                   "'approval':null,'duration_ms':0,'at':'@00.100Z'},"
+                   "{'type':'tool','id':'u2','tool':'door','tier':2,"
+                   "'input':{'which':'front'},'truncated':false,'status':'ok',"
+                   "'summary':'opened','approval':'approved','duration_ms':45,"
+                   "'at':'@00.200Z'}]");
+}
+
 /* A cancelled turn leaves a call the messages show but no result recorded. */
 static void test_history_tool_without_result_has_null_details(void **state) {
   struct history *h = *state;
@@ -694,6 +723,7 @@ int main(void) {
       TEST(test_history_user_assistant_reasoning_in_message_order),
       TEST(test_history_text_of_one_message_joined_not_across_tool_use),
       TEST(test_history_tool_details_come_from_events),
+      TEST(test_history_approval_skips_a_call_already_ended),
       TEST(test_history_tool_duration_from_input_without_approval),
       TEST(test_history_tool_input_numbers_are_shortest),
       TEST(test_history_tool_rejected_by_the_owner),
