@@ -6,6 +6,7 @@
 #include "http_reply.h"
 #include "request_build.h"
 #include "routes.h"
+#include "run.h"
 #include "server.h"
 #include "session.h"
 #include "store.h"
@@ -15,13 +16,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The protocol's session fields, and running_turn: the id of the turn in
+ * progress (null when none), so that a client that was not there when it
+ * started (another device, a reloaded page) can follow it, cancel it or answer
+ * its approval. */
 static json_t *session_json(const struct session *s) {
   char created[25], updated[25];
   history_iso8601(s->created_ms, created);
   history_iso8601(s->updated_ms, updated);
-  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "id", s->id, "title", s->title,
+  return json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:s?}", "id", s->id, "title", s->title,
                    "channel", "web", "created_at", created, "updated_at", updated,
-                   "message_count", (json_int_t)s->message_count);
+                   "message_count", (json_int_t)s->message_count, "running_turn",
+                   s->running != NULL ? s->running->id : NULL);
 }
 
 /* Most recently active first; the id breaks ties so the order is stable. */
