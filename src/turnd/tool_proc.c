@@ -118,7 +118,8 @@ struct tool_proc {
   size_t input_len;      /* ... its length ... */
   size_t input_off;      /* ... and how much of it was written */
   char *line;            /* the stdout line being read: line[0..line_len), ... */
-  size_t line_len;       /* ... line_len <= out_total */
+  size_t line_len;       /* ... line_len <= out_total ... */
+  size_t line_cap;       /* ... in line_cap bytes, grown as a long line needs */
   size_t out_total;      /* stdout bytes taken, <= TOOL_PROC_OUTPUT_MAX */
   unsigned progress_n;   /* progress lines taken */
   bool output_ended;     /* RUNNING: stdout ended before any result */
@@ -198,7 +199,8 @@ static bool check_invariants(const struct tool_proc *p) {
       p->in_fd == -1 && p->out_fd == -1 && p->in_ev == NULL && p->out_ev == NULL;
   switch (p->state) {
   case TP_RUNNING:
-    return !p->decided && p->pidfd >= 0 && evtimer_pending(p->timer, NULL);
+    return !p->decided && p->pidfd >= 0 && evtimer_pending(p->timer, NULL) &&
+           p->line_len <= p->line_cap && p->line_cap <= TOOL_PROC_OUTPUT_MAX;
   case TP_RESULT_READ:
     return p->decided && closed &&
            (p->pid == -1 || p->killed || evtimer_pending(p->timer, NULL));
@@ -390,6 +392,19 @@ static void take_line(struct tool_proc *p, const char *s, size_t len) {
   json_decref(j);
 }
 
+/* Makes room for a line of need bytes (at most TOOL_PROC_OUTPUT_MAX, which a
+ * result may fill): doubling, so a long line costs a few copies. */
+static bool grow_line(struct tool_proc *p, size_t need) {
+  size_t cap = p->line_cap;
+  while (cap < need)
+    cap = cap > TOOL_PROC_OUTPUT_MAX / 2 ? TOOL_PROC_OUTPUT_MAX : cap * 2;
+  char *line = realloc(p->line, cap);
+  if (line == NULL) return false;
+  p->line = line;
+  p->line_cap = cap;
+  return true;
+}
+
 /* Splits stdout bytes into lines. Stops as soon as the state is not RUNNING:
  * a result, a fault, or the owner gone in a progress callback. */
 static void feed(struct tool_proc *p, const char *data, size_t len) {
@@ -398,6 +413,10 @@ static void feed(struct tool_proc *p, const char *data, size_t len) {
     size_t seg = nl != NULL ? (size_t)(nl - data) : len;
     if (seg > TOOL_PROC_OUTPUT_MAX - p->line_len) {
       fault(p, too_much);
+      return;
+    }
+    if (seg > p->line_cap - p->line_len && !grow_line(p, p->line_len + seg)) {
+      fault(p, "turnd ran out of memory reading the tool's result");
       return;
     }
     memcpy(p->line + p->line_len, data, seg);
@@ -818,9 +837,8 @@ struct tool_proc *tool_proc_start(struct event_base *base, const struct tool_con
   size_t input_len = strlen(input_json);
   size_t home_len = strlen(tool->cwd);
   p->input = malloc(input_len + 1);
-  /* A result may fill the whole output allowed. Only the pages a line reaches
-   * are ever touched, so a short one costs no more than a small buffer. */
-  p->line = malloc(TOOL_PROC_OUTPUT_MAX);
+  p->line_cap = TOOL_PROC_LINE_START;
+  p->line = malloc(p->line_cap);
   p->env[1] = malloc(sizeof "HOME=" + home_len);
   p->timer = evtimer_new(base, on_timer, p);
   /* Assigned its pidfd once there is one; allocated now so that nothing after

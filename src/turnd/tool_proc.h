@@ -39,6 +39,7 @@ struct event_base;
 struct tool_proc;
 
 #define TOOL_PROC_OUTPUT_MAX   (1u << 20) /* bytes of stdout in all */
+#define TOOL_PROC_LINE_START   (4u << 10) /* bytes kept for a line at first */
 #define TOOL_PROC_PROGRESS_MAX 1000       /* progress lines */
 #define TOOL_PROC_TEXT_MAX     1000       /* bytes of a summary or progress message */
 #define TOOL_PROC_GRACE_MS     1000       /* after its result, the time to exit */
