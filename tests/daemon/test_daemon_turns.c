@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -284,6 +285,48 @@ static void test_turns_busy(void **state) {
   http_stream_free(&second);
   http_stream_free(&rest);
   http_stream_free(&third);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
+/* A session is active from its owner's message on: while a turn of an older
+ * session runs (here still waiting for its model's first word), the list has
+ * that session first, ahead of one whose turn ended since. */
+static void test_turns_session_active_from_its_turns_start(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_with_script(&t,
+                    "{\"turns\": [{\"when\": \"quick\", \"replies\": [[{\"text\": "
+                    "\"ok\"}]]}], \"default\": [[{\"delay_ms\": 60000}, {\"text\": "
+                    "\"late\"}]]}",
+                    NULL);
+  char u[512], body[256], older[64], newer[64], turn[64];
+  url(u, sizeof u, &t, "/api/turns");
+  struct http_stream x, y, z;
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"quick x\"}", 0, &x), 0);
+  field(x.lines[0], "session", older, sizeof older);
+  assert_int_equal(http_stream("POST", u, "{\"text\": \"quick y\"}", 0, &y), 0);
+  field(y.lines[0], "session", newer, sizeof newer);
+  /* Times have millisecond steps: the next start is surely later than y's end. */
+  struct timespec ms2 = {0, 2 * 1000 * 1000};
+  nanosleep(&ms2, NULL);
+  snprintf(body, sizeof body, "{\"session\": \"%s\", \"text\": \"long\"}", older);
+  assert_int_equal(http_stream("POST", u, body, 1, &z), 0);
+  field(z.lines[0], "turn", turn, sizeof turn);
+  url(u, sizeof u, &t, "/api/sessions");
+  struct http_answer a;
+  assert_int_equal(http_do("GET", u, NULL, &a), 0);
+  json_t *doc = line_json(a.body);
+  json_t *list = json_object_get(doc, "sessions");
+  const char *first = json_string_value(json_object_get(json_array_get(list, 0), "id"));
+  bool ok = first != NULL && strcmp(first, older) == 0;
+  if (!ok) fail_msg("first %s, want %s (%s after it): %s", first, older, newer, a.body);
+  json_decref(doc);
+  http_answer_free(&a);
+  url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
+  expect_status("POST", u, NULL, 204, NULL);
+  http_stream_free(&x);
+  http_stream_free(&y);
+  http_stream_free(&z);
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
@@ -683,6 +726,7 @@ int main(void) {
       cmocka_unit_test(test_turns_two_readers_and_a_late_one),
       cmocka_unit_test(test_turns_cancel),
       cmocka_unit_test(test_turns_busy),
+      cmocka_unit_test(test_turns_session_active_from_its_turns_start),
       cmocka_unit_test(test_turns_approval_rejected_and_timed_out),
       cmocka_unit_test(test_turns_script_steps),
       cmocka_unit_test(test_turns_bad_requests),
