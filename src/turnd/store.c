@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,7 +152,8 @@ struct store *store_open(const char *dir, char *err, size_t cap) {
   snprintf(st->path, sizeof st->path, "%s", path);
   /* Created 0600 before SQLite opens it (its log and shared memory then get
    * the same mode): the conversations are the owner's alone, even in a folder
-   * others may list. */
+   * others may list. Files an older turnd made with the umask's mode lose what
+   * they gave others. */
   int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
     snprintf(err, cap, "cannot open %s: %s", path, strerror(errno));
@@ -159,6 +161,14 @@ struct store *store_open(const char *dir, char *err, size_t cap) {
     return NULL;
   }
   close(fd);
+  static const char *const files[] = {"", "-wal", "-shm"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char file[4200];
+    snprintf(file, sizeof file, "%s%s", path, files[i]);
+    struct stat sb;
+    if (stat(file, &sb) == 0 && (sb.st_mode & 077) != 0)
+      (void)chmod(file, sb.st_mode & 0700); /* another owner's: not ours to change */
+  }
   if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
       SQLITE_OK) {
     snprintf(err, cap, "cannot open %s: %s", path,

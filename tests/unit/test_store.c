@@ -84,6 +84,23 @@ static void the_files_are_the_owners_alone(void **state) {
   }
 }
 
+/* Files an older turnd left readable by others (made with the umask's 0644)
+ * are the owner's alone once the store opens them again. */
+static void older_files_are_made_the_owners_alone(void **state) {
+  struct fixture *fx = *state;
+  static const char *const files[] = {"turnd.db", "turnd.db-wal", "turnd.db-shm"};
+  char path[128];
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    snprintf(path, sizeof path, "%s/%s", fx->dir, files[i]);
+    assert_int_equal(chmod(path, 0644), 0);
+  }
+  store_close(fx->st);
+  char err[256];
+  fx->st = store_open(fx->dir, err, sizeof err);
+  assert_non_null(fx->st);
+  the_files_are_the_owners_alone(state);
+}
+
 static long file_size(const struct fixture *fx, const char *name) {
   char path[128];
   snprintf(path, sizeof path, "%s/%s", fx->dir, name);
@@ -256,6 +273,8 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(a_reader_sees_committed_messages, setup, teardown),
       cmocka_unit_test_setup_teardown(the_files_are_the_owners_alone, setup, teardown),
+      cmocka_unit_test_setup_teardown(older_files_are_made_the_owners_alone, setup,
+                                      teardown),
       cmocka_unit_test_setup_teardown(unended_turns_know_whether_their_messages_are_last,
                                       setup, teardown),
   };
