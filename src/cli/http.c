@@ -75,7 +75,7 @@ long http_call(const struct http_server *s, const char *method, const char *path
   a->retry_after_s = -1;
   a->why[0] = '\0';
   turn_buf_reset(&a->body);
-  char url[1024];
+  char url[HTTP_URL_MAX];
   int len = snprintf(url, sizeof url, "%s%s", s->url, path);
   if (len < 0 || (size_t)len >= sizeof url) {
     snprintf(a->why, sizeof a->why, "the address is too long");

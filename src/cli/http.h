@@ -10,6 +10,9 @@
 #include <curl/curl.h>
 #include <stdbool.h>
 
+#define HTTP_URL_MAX  1024 /* bytes of a request's URL, its NUL included */
+#define HTTP_BASE_MAX (HTTP_URL_MAX - 160) /* of turnd's address: room for any route */
+
 /* Which turnd, and who we are to it. Both borrowed; they outlive every call. */
 struct http_server {
   const char *url;   /* base, e.g. http://127.0.0.1:8080, without a trailing '/' */

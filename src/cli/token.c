@@ -175,8 +175,9 @@ int token_url_find(char *out, size_t cap) {
   if (len > 0 && text[len - 1] == '\r') len--;
   while (len > 0 && text[len - 1] == '/')
     len--;
-  bool ok = len > 8 && len < cap && len <= 1024 &&
-            (memcmp(text, "http://", 7) == 0 || memcmp(text, "https://", 8) == 0);
+  bool ok = len < cap && len <= 1024 &&
+            ((len > 7 && memcmp(text, "http://", 7) == 0) ||
+             (len > 8 && memcmp(text, "https://", 8) == 0));
   for (size_t i = 0; ok && i < len; i++)
     ok = text[i] > ' ' && text[i] <= '~'; /* no NUL, no second line, no space */
   if (!ok) {

@@ -464,15 +464,8 @@ static int run_turn(const struct http_server *s, const char *text, const char *s
     turn_order_free(c.order);
     return 1;
   }
-  char target[2048];
-  int target_len = snprintf(target, sizeof target, "%s/api/turns", s->url);
-  /* Room for the longest route to follow it by: a turn id and a seq more. */
-  if (target_len < 0 || (size_t)target_len + 128 >= sizeof target) {
-    fprintf(stderr, "turn: the address is too long\n");
-    turn_reader_free(c.reader);
-    turn_order_free(c.order);
-    return 2;
-  }
+  char target[HTTP_URL_MAX]; /* main saw to it that every route fits */
+  snprintf(target, sizeof target, "%s/api/turns", s->url);
   interrupt_catch();
   long status = stream(&c, target, body);
   if (interrupt_seen() && !c.ended) { /* a ^C after the end changes nothing */
@@ -592,6 +585,12 @@ int main(int argc, char **argv) {
       a.token_file == NULL && (env_token == NULL || env_token[0] == '\0');
   if (!a.url_given && default_token && token_url_find(noted_url, sizeof noted_url) == 1)
     a.url = noted_url;
+  if (strlen(a.url) > HTTP_BASE_MAX) {
+    fprintf(stderr, "turn: the address is too long (at most %d bytes)\n", HTTP_BASE_MAX);
+    secret_wipe(token, sizeof token);
+    curl_global_cleanup();
+    return 2;
+  }
   struct http_server server = {a.url, found == 1 ? token : NULL};
   rc = command ? run_command(&a, &server) : run_turn(&server, text, a.session);
   secret_wipe(token, sizeof token);

@@ -165,9 +165,15 @@ struct store *store_open(const char *dir, char *err, size_t cap) {
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     char file[4200];
     snprintf(file, sizeof file, "%s%s", path, files[i]);
+    /* Through the open file, and only our own regular file: never through a
+     * link, which could name anyone's file (and turnd may run as root). */
+    int f = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (f < 0) continue;
     struct stat sb;
-    if (stat(file, &sb) == 0 && (sb.st_mode & 077) != 0)
-      (void)chmod(file, sb.st_mode & 0700); /* another owner's: not ours to change */
+    if (fstat(f, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
+        (sb.st_mode & 077) != 0)
+      (void)fchmod(f, sb.st_mode & 0700);
+    close(f);
   }
   if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
       SQLITE_OK) {

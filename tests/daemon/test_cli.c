@@ -296,6 +296,15 @@ static void test_cli_exit_codes(void **state) {
   assert_int_equal(r.status, 2);
   expect_in(r.err, "--url must start with http:// or https://");
   cli_run_free(&r);
+  /* An address with no room left for the routes: refused, not cut. */
+  char long_url[1000];
+  int n = snprintf(long_url, sizeof long_url, "http://127.0.0.1:1/");
+  memset(long_url + n, 'a', sizeof long_url - (size_t)n - 1);
+  long_url[sizeof long_url - 1] = '\0';
+  run_cli(long_url, "x", NULL, NULL, &r);
+  assert_int_equal(r.status, 2);
+  expect_in(r.err, "the address is too long");
+  cli_run_free(&r);
   static const char *const no_text[] = {"--url", "http://127.0.0.1:1", NULL};
   assert_int_equal(harness_cli(no_text, NULL, &r), 0);
   assert_int_equal(r.status, 2);

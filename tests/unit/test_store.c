@@ -101,6 +101,28 @@ static void older_files_are_made_the_owners_alone(void **state) {
   the_files_are_the_owners_alone(state);
 }
 
+/* A link in the store's place is never followed to change a file's mode: it
+ * could name anyone's file, and turnd may run as root. */
+static void links_are_not_followed_to_change_modes(void **state) {
+  struct fixture *fx = *state;
+  store_close(fx->st);
+  char victim[128], link[128];
+  snprintf(victim, sizeof victim, "%s/victim", fx->dir);
+  snprintf(link, sizeof link, "%s/turnd.db-shm", fx->dir);
+  FILE *f = fopen(victim, "w");
+  assert_non_null(f);
+  assert_int_equal(fclose(f), 0);
+  assert_int_equal(chmod(victim, 0644), 0);
+  remove(link);
+  assert_int_equal(symlink(victim, link), 0);
+  char err[256];
+  fx->st = store_open(fx->dir, err, sizeof err); /* may refuse the link: no matter */
+  struct stat sb;
+  assert_int_equal(stat(victim, &sb), 0);
+  remove(victim);
+  assert_int_equal(sb.st_mode & 0777, 0644);
+}
+
 static long file_size(const struct fixture *fx, const char *name) {
   char path[128];
   snprintf(path, sizeof path, "%s/%s", fx->dir, name);
@@ -274,6 +296,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(a_reader_sees_committed_messages, setup, teardown),
       cmocka_unit_test_setup_teardown(the_files_are_the_owners_alone, setup, teardown),
       cmocka_unit_test_setup_teardown(older_files_are_made_the_owners_alone, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(links_are_not_followed_to_change_modes, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(unended_turns_know_whether_their_messages_are_last,
                                       setup, teardown),
