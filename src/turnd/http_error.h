@@ -13,6 +13,8 @@ struct evhttp_request;
     "the pairing code is wrong, used or expired")                                       \
   X(STEP_UP_REQUIRED, 403, "step_up_required", "approving this needs the owner's PIN")  \
   X(PIN_WRONG, 403, "pin_wrong", "the PIN is wrong")                                    \
+  X(NOT_LOOPBACK, 403, "not_loopback",                                                  \
+    "without auth, only this machine's own programs and pages are served")              \
   X(NOT_FOUND, 404, "not_found", "no such route")                                       \
   X(UNKNOWN_SESSION, 404, "unknown_session", "no session has that id")                  \
   X(UNKNOWN_TURN, 404, "unknown_turn", "no turn has that id")                           \

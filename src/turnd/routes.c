@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct route {
   enum evhttp_cmd_type method;
@@ -87,10 +88,41 @@ static const char *method_name(enum evhttp_cmd_type m) {
   }
 }
 
+/* Whether host (a Host header, or an Origin's part after its scheme) names
+ * this machine's loopback: 127.0.0.1, localhost or [::1], any port. */
+static bool names_loopback(const char *host) {
+  size_t len = host[0] == '[' ? strcspn(host, "]") + 1 : strcspn(host, ":/");
+  if (host[0] == '[' && host[len - 1] != ']') return false;
+  static const char *const names[] = {"127.0.0.1", "localhost", "[::1]"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strlen(names[i]) == len && strncasecmp(host, names[i], len) == 0) return true;
+  return false;
+}
+
+/* With --no-auth, whoever reaches turnd is the owner, and main lets it listen
+ * on loopback only. But a web page the owner opens reaches loopback too,
+ * through the owner's browser: a DNS-rebinding page names its own host, and a
+ * cross-site request (a text/plain POST needs no preflight) carries its own
+ * origin. Those are refused; a program on this machine (curl, turn) sends
+ * neither. */
+static bool from_this_machine(struct evhttp_request *req) {
+  const struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+  const char *host = evhttp_find_header(in, "Host");
+  const char *origin = evhttp_find_header(in, "Origin");
+  if (host != NULL && !names_loopback(host)) return false;
+  if (origin == NULL) return true;
+  const char *rest = strstr(origin, "://");
+  return rest != NULL && names_loopback(rest + 3);
+}
+
 /* Whether req may go on to a route that is not open; answers 401 when not. The
  * check comes before the route is even looked up: without a token, turnd says
  * nothing about which paths exist. */
 static bool authorized(struct server *s, struct evhttp_request *req) {
+  if (s->d->auth.off && !from_this_machine(req)) {
+    http_error_send(req, HTTP_E_NOT_LOOPBACK);
+    return false;
+  }
   if (auth_request(s->d, req, &s->device)) return true;
   evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", "Bearer");
   http_error_send(req, HTTP_E_UNAUTHORIZED);

@@ -298,6 +298,39 @@ static void test_limits_chunked_body_under_the_limit(void **state) {
 /* Headers over the 16 KiB limit: one long header, many short ones, a long request
  * line. libevent gives 400 for each (it has no 431), which turnd sends as
  * bad_request. */
+/* With --no-auth a request a web page made through the owner's browser is
+ * refused: one that names another host (DNS rebinding) or carries another
+ * origin (a cross-site POST needs no preflight). Programs on this machine, and
+ * this machine's own pages, are served. */
+static void test_limits_no_auth_serves_this_machine_only(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  static const char *const no_auth[] = {"--no-auth", NULL};
+  assert_int_equal(harness_start(&t, no_auth), 0);
+  char u[256], other_host[96], other_origin[96], own_origin[96], own_host[96];
+  url(u, sizeof u, &t, "/api/sessions");
+  snprintf(other_host, sizeof other_host, "Host: evil.example:%u", t.port);
+  snprintf(other_origin, sizeof other_origin, "Origin: http://evil.example");
+  snprintf(own_origin, sizeof own_origin, "Origin: http://127.0.0.1:%u", t.port);
+  snprintf(own_host, sizeof own_host, "Host: localhost:%u", t.port);
+  const char *refused[][2] = {{other_host, NULL}, {other_origin, NULL}};
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    struct http_answer a;
+    assert_int_equal(http_do_body("GET", u, refused[i], NULL, 0, 0, &a), 0);
+    expect_error(&a, 403, "not_loopback");
+    http_answer_free(&a);
+  }
+  const char *served[][3] = {
+      {own_origin, NULL, NULL}, {own_host, NULL, NULL}, {NULL, NULL, NULL}};
+  for (size_t i = 0; i < sizeof served / sizeof served[0]; i++) {
+    struct http_answer a;
+    assert_int_equal(http_do_body("GET", u, served[i], NULL, 0, 0, &a), 0);
+    assert_int_equal(a.status, 200);
+    http_answer_free(&a);
+  }
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
 static void test_limits_oversize_headers(void **state) {
   (void)state;
   struct turnd_proc t;
@@ -452,6 +485,7 @@ int main(void) {
       cmocka_unit_test(test_limits_body_at_the_limit),
       cmocka_unit_test(test_limits_large_chunked_body),
       cmocka_unit_test(test_limits_chunked_body_under_the_limit),
+      cmocka_unit_test(test_limits_no_auth_serves_this_machine_only),
       cmocka_unit_test(test_limits_oversize_headers),
       cmocka_unit_test(test_limits_requests_libevent_refuses),
       cmocka_unit_test(test_limits_refused_after_a_kept_alive_request),
