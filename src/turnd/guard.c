@@ -25,6 +25,29 @@ static int split_effects(struct guard *g, const char *spec) {
   return 0;
 }
 
+/* The wrong PINs, the lockouts in a row and the lockout's end, kept in auth.db
+ * (wall-clock ms, which a restart or a reboot does not reset). */
+static void save_tries(struct turnd *d) {
+  struct guard *g = &d->guard;
+  char value[64];
+  snprintf(value, sizeof value, "%u %u %llu", g->failures, g->lockouts,
+           (unsigned long long)g->lockout_until_ms);
+  (void)auth_db_set(d->auth.db, "pin_tries", value); /* the next check says again */
+}
+
+static void load_tries(struct turnd *d) {
+  struct guard *g = &d->guard;
+  char value[64];
+  unsigned failures, lockouts;
+  unsigned long long until;
+  if (auth_db_get(d->auth.db, "pin_tries", value, sizeof value) == 1 &&
+      sscanf(value, "%u %u %llu", &failures, &lockouts, &until) == 3) {
+    g->failures = failures;
+    g->lockouts = lockouts;
+    g->lockout_until_ms = until;
+  }
+}
+
 int guard_start(struct turnd *d) {
   struct guard *g = &d->guard;
   char value[8];
@@ -34,6 +57,7 @@ int guard_start(struct turnd *d) {
     return -1;
   }
   g->view.locked = locked == 1 && strcmp(value, "1") == 0;
+  load_tries(d);
   if (g->view.locked)
     fprintf(stderr, "turnd: locked, as it was when it stopped: new turns are refused "
                     "until the owner unlocks it with the PIN (`turn unlock`)\n");
@@ -97,12 +121,20 @@ static void on_checked(void *ctx, bool match) {
   g->check = NULL;
   if (match) {
     g->failures = 0;
+    g->lockouts = 0;
   } else if (++g->failures >= GUARD_FAILURES_MAX) {
-    /* Someone guesses: nobody may try for a while, and nothing runs meanwhile. */
+    /* Someone guesses: nobody may try for a while, and nothing runs meanwhile;
+     * each lockout in a row lasts twice the last, so the guesses a day shrink. */
+    uint64_t lockout_s = GUARD_LOCKOUT_S;
+    for (unsigned i = 0; i < g->lockouts && lockout_s < GUARD_LOCKOUT_MAX_S; i++)
+      lockout_s *= 2;
+    if (lockout_s > GUARD_LOCKOUT_MAX_S) lockout_s = GUARD_LOCKOUT_MAX_S;
     g->failures = 0;
-    g->lockout_until_ms = turnd_now_ms() + GUARD_LOCKOUT_S * 1000ull;
+    g->lockouts++;
+    g->lockout_until_ms = turnd_now_ms() + lockout_s * 1000;
     guard_lock(d);
   }
+  save_tries(d);
   g->cb(g->cb_ctx, match ? GUARD_PIN_OK : GUARD_PIN_WRONG);
 }
 

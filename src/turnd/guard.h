@@ -6,7 +6,9 @@
  *
  * Apart from it, PIN checks: one at a time, on a thread (pin_check.h); after
  * GUARD_FAILURES_MAX wrong PINs in a row none is checked for GUARD_LOCKOUT_S
- * (and the backend locks). "locked" survives a restart (auth.db). While locked,
+ * (and the backend locks), twice as long for each lockout in a row up to
+ * GUARD_LOCKOUT_MAX_S, until the right PIN. "locked", the wrong PINs and the
+ * lockouts survive a restart (auth.db): a restart gives a guesser nothing. While locked,
  * a new turn is refused and a tier-2 call does not run (the agent reads
  * guard.view). */
 #ifndef TURND_GUARD_H
@@ -21,9 +23,10 @@
 struct turnd;
 struct pin_check;
 
-#define GUARD_FAILURES_MAX 5
-#define GUARD_LOCKOUT_S    300
-#define GUARD_EFFECTS_MAX  16 /* effects in --step-up-effects */
+#define GUARD_FAILURES_MAX  5
+#define GUARD_LOCKOUT_S     300
+#define GUARD_LOCKOUT_MAX_S (24 * 3600)
+#define GUARD_EFFECTS_MAX   16 /* effects in --step-up-effects */
 
 /* What a PIN check came to. */
 enum guard_pin {
@@ -39,6 +42,7 @@ typedef void guard_pin_cb(void *ctx, enum guard_pin result);
 struct guard {
   struct agent_guard view;   /* what every agent reads: locked, step-up effects */
   unsigned failures;         /* wrong PINs in a row */
+  unsigned lockouts;         /* lockouts in a row, since the last right PIN */
   uint64_t lockout_until_ms; /* no PIN is checked before this */
   struct pin_check *check;   /* the check in flight, or NULL */
   char *effects;             /* owned: --step-up-effects, split into effect_list */
