@@ -8,9 +8,9 @@
  * GUARD_FAILURES_MAX wrong PINs in a row none is checked for GUARD_LOCKOUT_S
  * (and the backend locks), twice as long for each lockout in a row up to
  * GUARD_LOCKOUT_MAX_S, until the right PIN. "locked", the wrong PINs and the
- * lockouts survive a restart (auth.db): a restart gives a guesser nothing. While locked,
- * a new turn is refused and a tier-2 call does not run (the agent reads
- * guard.view). */
+ * lockouts survive a restart (auth.db): a restart gives a guesser nothing.
+ * While locked, a new turn is refused and a tier-2 call does not run (the
+ * agent reads guard.view). */
 #ifndef TURND_GUARD_H
 #define TURND_GUARD_H
 

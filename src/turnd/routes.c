@@ -103,8 +103,8 @@ static bool names_loopback(const char *host) {
  * on loopback only. But a web page the owner opens reaches loopback too,
  * through the owner's browser: a DNS-rebinding page names its own host, and a
  * cross-site request (a text/plain POST needs no preflight) carries its own
- * origin. Those are refused; a program on this machine (curl, turn) sends
- * neither. */
+ * origin. Those are refused; a program on this machine (curl, turn) names
+ * loopback and sends no Origin. */
 static bool from_this_machine(struct evhttp_request *req) {
   const struct evkeyvalq *in = evhttp_request_get_input_headers(req);
   const char *host = evhttp_find_header(in, "Host");
