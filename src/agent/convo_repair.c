@@ -9,7 +9,9 @@
  * request of that session from then on. Some blocks a reply may hold are refused
  * too: thinking without its signature (cut off by a cancel, or another
  * provider's reasoning), text that is only white space, and a call's input that
- * is not an object. The store keeps what happened; this repairs what is sent. */
+ * is not an object; and a tool's result that says nothing (a tool may end with
+ * an empty or blank summary). The store keeps what happened; this repairs what
+ * is sent. */
 #include "convo.h"
 
 #include <jansson.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #define MISSING_RESULT "not run: the turn ended before this call finished"
+#define SILENT_RESULT  "(the tool said nothing)"
 
 static const char *role_of(json_t *m) {
   const char *role = json_string_value(json_object_get(m, "role"));
@@ -77,6 +80,26 @@ static void drop_refused(json_t *blocks) {
   }
 }
 
+/* Gives words to the tool results among a user message's blocks that the
+ * Messages API refuses: one with is_error and no content ("content cannot be
+ * empty if is_error is true") and one of white space only ("text content blocks
+ * must contain non-whitespace text"). Returns false when out of memory. */
+static bool fill_silent_results(json_t *blocks) {
+  for (size_t i = 0; i < json_array_size(blocks); i++) {
+    json_t *block = json_array_get(blocks, i);
+    json_t *text = json_object_get(block, "content");
+    bool is_error = json_is_true(json_object_get(block, "is_error"));
+    bool empty = (json_is_string(text) && json_string_length(text) == 0) ||
+                 (json_is_array(text) && json_array_size(text) == 0);
+    bool spaces = json_is_string(text) && json_string_length(text) > 0 &&
+                  is_blank(json_string_value(text), json_string_length(text));
+    if (is_block(block, "tool_result") && ((is_error && empty) || spaces) &&
+        json_object_set_new(block, "content", json_string(SILENT_RESULT)) != 0)
+      return false;
+  }
+  return true;
+}
+
 /* Whether blocks hold a tool_result for the call id. */
 static bool has_result(json_t *blocks, const char *id) {
   for (size_t i = 0; i < json_array_size(blocks); i++) {
@@ -131,6 +154,7 @@ static json_t *repaired(const char *const *messages, size_t n) {
     bool user = strcmp(role, "user") == 0;
     ok = i == n || (blocks != NULL && (user || strcmp(role, "assistant") == 0));
     if (ok && i < n && !user) drop_refused(blocks);
+    if (ok && i < n && user) ok = fill_silent_results(blocks);
     if (ok && i < n && !user && json_array_size(blocks) == 0) {
       /* Nothing of it can be sent: as if it were not there, so that its
        * neighbours join (and the reply before it still gets its results). */

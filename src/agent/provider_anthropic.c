@@ -442,37 +442,6 @@ void anthropic_stream_finish(struct provider_stream *s) {
 
 /* ------------------------------------------------------- the request body */
 
-/* Whether s[0..len) is white space only. */
-static bool blank(const char *s, size_t len) {
-  for (size_t i = 0; i < len; i++)
-    if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') return false;
-  return true;
-}
-
-/* The API refuses a request holding a tool_result with is_error and no content
- * ("content cannot be empty if is_error is true"), or with content of white
- * space only ("text content blocks must contain non-whitespace text"), and a
- * tool may end with an empty or blank summary: such a result is sent with words
- * in it. Done here, on what is sent, so that a session stored before still
- * works. False when out of memory. */
-static bool fill_empty_results(json_t *msg) {
-  json_t *content = json_object_get(msg, "content");
-  for (size_t i = 0; i < json_array_size(content); i++) {
-    json_t *block = json_array_get(content, i);
-    json_t *text = json_object_get(block, "content");
-    bool is_error = json_is_true(json_object_get(block, "is_error"));
-    bool empty = (json_is_string(text) && json_string_length(text) == 0) ||
-                 (json_is_array(text) && json_array_size(text) == 0);
-    bool spaces = json_is_string(text) && json_string_length(text) > 0 &&
-                  blank(json_string_value(text), json_string_length(text));
-    if (((is_error && empty) || spaces) &&
-        json_object_set_new(block, "content", json_string("(the tool said nothing)")) !=
-            0)
-      return false;
-  }
-  return true;
-}
-
 /* Appends the parsed messages; false when one is not a JSON object or memory ran
  * out. */
 static bool add_messages(json_t *messages, const struct provider_request *req) {
@@ -480,7 +449,7 @@ static bool add_messages(json_t *messages, const struct provider_request *req) {
     json_error_t jerr;
     /* A tool's output may hold a NUL, which convo.c writes as \u0000. */
     json_t *msg = json_loads(req->messages[i], JSON_ALLOW_NUL, &jerr);
-    if (!json_is_object(msg) || !fill_empty_results(msg)) {
+    if (!json_is_object(msg)) {
       json_decref(msg);
       return false;
     }

@@ -463,6 +463,30 @@ static void test_convo_repair_drops_blocks_a_provider_refuses(void **state) {
                 "{\"type\":\"text\",\"text\":\"Hello.\"}]}]");
 }
 
+/* A failed call with an empty summary: the Messages API refuses an empty error
+ * result, and any result of white space only, so those are sent with words in
+ * them; an empty result that is no error stays. */
+static void test_convo_repair_gives_silent_results_words(void **state) {
+  (void)state;
+  const char *given[] = {
+      USER("hi"),
+      "{\"role\":\"assistant\",\"content\":[" CALL("u1") "," CALL("u2") "," CALL(
+          "u3") "]}",
+      "{\"role\":\"user\",\"content\":[" RESULT("u1", "", "true") "," RESULT(
+          "u2", "", "false") "," RESULT("u3", " \\n", "false") "]}"};
+  expect_repair(
+      given, 3,
+      "[" USER("hi") ",{\"role\":\"assistant\",\"content\":[" CALL("u1") "," CALL(
+          "u2") "," CALL("u3") "]},"
+                               "{\"role\":\"user\",\"content\":[" RESULT(
+                                   "u1", "(the tool said nothing)",
+                                   "true") "," RESULT("u2", "",
+                                                      "false") "," RESULT("u3",
+                                                                          "(the tool "
+                                                                          "said nothing)",
+                                                                          "false") "]}]");
+}
+
 /* A call whose input is not an object (the model sent null, or a list) goes
  * back with an empty object: the API refuses any other input. */
 static void test_convo_repair_gives_calls_an_object_input(void **state) {
@@ -818,6 +842,7 @@ int main(void) {
       cmocka_unit_test(test_convo_repair_answers_calls_left_open),
       cmocka_unit_test(test_convo_repair_drops_blocks_a_provider_refuses),
       cmocka_unit_test(test_convo_repair_drops_a_reply_left_empty),
+      cmocka_unit_test(test_convo_repair_gives_silent_results_words),
       cmocka_unit_test(test_convo_repair_gives_calls_an_object_input),
       cmocka_unit_test(test_convo_repair_refuses_what_it_cannot_read),
   };

@@ -680,39 +680,6 @@ static void test_provider_anthropic_body_drops_top_level_combinators(void **stat
   free(body);
 }
 
-/* A failed call with an empty summary: the API refuses an empty error result,
- * and any result of white space only, so those are sent with words in them;
- * an empty result that is no error stays. */
-static void test_provider_anthropic_body_fills_empty_error_results(void **state) {
-  (void)state;
-  const char *messages[] = {
-      "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}",
-      "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"u1\","
-      "\"name\":\"a\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"u2\","
-      "\"name\":\"b\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"u3\","
-      "\"name\":\"c\",\"input\":{}}]}",
-      "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
-      "\"u1\",\"content\":\"\",\"is_error\":true},{\"type\":\"tool_result\","
-      "\"tool_use_id\":\"u2\",\"content\":\"\",\"is_error\":false},{\"type\":"
-      "\"tool_result\",\"tool_use_id\":\"u3\",\"content\":\" "
-      "\\n\",\"is_error\":false}]}"};
-  struct provider_request req = {"m", NULL, messages, 3, NULL, 0, 64, false};
-  char *body = provider_anthropic_body(&req);
-  expect_json(body,
-              "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true,\"messages\":["
-              "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]},"
-              "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"u1\","
-              "\"name\":\"a\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"u2\","
-              "\"name\":\"b\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"u3\","
-              "\"name\":\"c\",\"input\":{}}]},"
-              "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
-              "\"u1\",\"content\":\"(the tool said nothing)\",\"is_error\":true},"
-              "{\"type\":\"tool_result\",\"tool_use_id\":\"u2\",\"content\":\"\","
-              "\"is_error\":false},{\"type\":\"tool_result\",\"tool_use_id\":\"u3\","
-              "\"content\":\"(the tool said nothing)\",\"is_error\":false}]}]}");
-  free(body);
-}
-
 /* The body's numbers are as the model wrote them: 21.1, not the 17 digits of
  * its nearest double (compared as text: parsed, both are the same value). */
 static void test_provider_anthropic_body_numbers_are_shortest(void **state) {
@@ -878,7 +845,6 @@ int main(void) {
       cmocka_unit_test(test_provider_anthropic_tool_input_limit),
       cmocka_unit_test(test_provider_anthropic_free_mid_stream),
       cmocka_unit_test(test_provider_anthropic_body_full_request),
-      cmocka_unit_test(test_provider_anthropic_body_fills_empty_error_results),
       cmocka_unit_test(test_provider_anthropic_body_numbers_are_shortest),
       cmocka_unit_test(test_provider_anthropic_body_drops_top_level_combinators),
       cmocka_unit_test(test_provider_anthropic_body_without_system_or_tools),
