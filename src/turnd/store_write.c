@@ -245,11 +245,16 @@ static void *writer_main(void *arg) {
     list_append(&w->done, &batch);
     w->done_gen = gen;
     w->busy = false;
+    if (w->queue.first == NULL) pthread_cond_broadcast(&w->idle);
+    /* The loop is told with the lock released: woken, it takes the lock at
+     * once (writer_take_done), and would otherwise sleep on it and wake the
+     * writer again, several thread switches per commit instead of one. */
+    pthread_mutex_unlock(&w->lock);
     uint64_t one = 1;
     /* Cannot fail: the loop drains the counter long before it could overflow. */
     ssize_t n = write(w->done_fd, &one, sizeof one);
     (void)n;
-    if (w->queue.first == NULL) pthread_cond_broadcast(&w->idle);
+    pthread_mutex_lock(&w->lock);
   }
   w->busy = false;
   pthread_cond_broadcast(&w->idle);
@@ -350,13 +355,16 @@ void writer_stop(struct writer *w) {
 uint64_t writer_hand(struct writer *w, struct write_list *l) {
   if (!w->started) return 0;
   pthread_mutex_lock(&w->lock);
-  if (l->first != NULL) {
+  bool handed = l->first != NULL;
+  if (handed) {
     list_append(&w->queue, l);
     w->handed_gen++;
-    pthread_cond_signal(&w->wake);
   }
   uint64_t gen = w->handed_gen;
   pthread_mutex_unlock(&w->lock);
+  /* Signalled with the lock released: a writer woken while the loop still
+   * held it would at once sleep again on the lock. */
+  if (handed) pthread_cond_signal(&w->wake);
   return gen;
 }
 
