@@ -252,6 +252,14 @@ static void go_on(struct agent_action *out) {
   out->wait_ms = 0;
 }
 
+/* Whether the current call has begun to act: an owner's program runs,
+ * count_slowly counts, or render_ui's widget is out. The model is told so if
+ * the turn ends there, not that it never ran. */
+static bool call_began(const struct agent *a) {
+  return a->state == AGENT_S_SHELL_TOOL || a->state == AGENT_S_PROGRESS ||
+         (a->state == AGENT_S_RUN_TOOL && a->progress_done > 0);
+}
+
 static void end_turn(struct agent *a, struct agent_action *out, turn_stop_reason why,
                      uint64_t now_ms) {
   /* A call the end cut off still gets a result in the conversation: a model is
@@ -259,7 +267,7 @@ static void end_turn(struct agent *a, struct agent_action *out, turn_stop_reason
   for (size_t i = a->tool; i < a->n_calls; i++)
     if (a->calls[i].input != NULL) /* a call whose input never came was not sent */
       convo_tool_result(&a->convo, a->calls[i].id,
-                        i == a->tool && a->state == AGENT_S_SHELL_TOOL
+                        i == a->tool && call_began(a)
                             ? TURN_STR("stopped: the turn ended while it ran")
                             : TURN_STR("not run: the turn ended first"),
                         true, now_ms);
@@ -464,6 +472,11 @@ static void reply_done(struct agent *a, enum model_stop stop, struct agent_actio
   a->tokens_in = add_capped(a->tokens_in, a->call_in);
   a->tokens_out = add_capped(a->tokens_out, a->call_out);
   a->call_in = a->call_out = 0;
+  /* A server that counts nothing (one that ignores stream_options) would let
+   * the budget pass unseen: the owner is told, once a turn. */
+  if (a->external && a->limits.max_total_tokens > 0 && !a->call_counted &&
+      !a->uncounted_told)
+    a->uncounted_due = true;
   if (!a->explicit_stop)
     a->stop = stop == MODEL_STOP_MAX_TOKENS ? TURN_STOP_MAX_TOKENS : TURN_STOP_END_TURN;
   a->tool = 0;
@@ -580,6 +593,7 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
   case MODEL_EV_USAGE:
     a->call_in = ev->input_tokens;
     a->call_out = ev->output_tokens;
+    a->call_counted = true;
     go_on(out);
     return;
   case MODEL_EV_TOOL_START: {
@@ -829,7 +843,18 @@ static void shell_tool_step(struct agent *a, uint64_t now_ms, struct agent_actio
   result_for(a, now_ms, out, ok ? TURN_STATUS_OK : TURN_STATUS_ERROR, text, for_model);
 }
 
+static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *out);
+
 void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
+  next_action(a, now_ms, out);
+  /* Any other event ends a burst of deltas: the next delta, the first of a new
+   * burst (after a tool's result, say), goes out at once. */
+  if (out->kind == AGENT_EMIT && out->ev.type != TURN_EV_TEXT &&
+      out->ev.type != TURN_EV_REASONING)
+    a->window_end_ms = 0;
+}
+
+static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *out) {
   turn_arena_reset(&a->arena);
   memset(out, 0, sizeof *out);
   if (a->pending_wait_ms > 0 && !a->cancelled) {
@@ -851,6 +876,13 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     end_turn(a, out, a->cancel_reason, now_ms);
     return;
   }
+  if (a->uncounted_due) {
+    a->uncounted_due = false;
+    a->uncounted_told = true;
+    notice(out, str_of("The model's server did not say how many tokens this reply "
+                       "used: the turn's token limit cannot count them."));
+    return;
+  }
   switch (a->state) {
   case AGENT_S_TURN:
     emit(out, TURN_EV_TURN);
@@ -870,6 +902,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
     a->explicit_stop = false;
     a->retries = 0;
     a->call_in = a->call_out = 0;
+    a->call_counted = false;
     a->state = AGENT_S_MODEL;
     if (a->external) {
       a->model_calls++;

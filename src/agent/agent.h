@@ -123,6 +123,9 @@ struct agent {
   uint64_t tokens_in;         /* usage of the calls before this one */
   uint64_t tokens_out;        /* ... */
   uint64_t call_in, call_out; /* this call's usage so far */
+  bool call_counted;          /* this call reported its usage */
+  bool uncounted_due;         /* a notice that a reply went uncounted comes next */
+  bool uncounted_told;        /* ... and was made in this turn */
   struct agent_limits limits;
   turn_buf held;                   /* coalesced text not yet sent */
   enum model_event_kind held_kind; /* MODEL_EV_TEXT or MODEL_EV_REASONING */

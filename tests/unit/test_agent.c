@@ -35,6 +35,8 @@ struct rig {
   size_t text_bytes; /* of every text and reasoning event so far */
   size_t text_max;   /* of the largest one */
   bool text_cut;     /* one ended inside a character */
+  bool stop_at_set;  /* pump returns AGENT_EMIT once it emitted stop_at */
+  turn_event_type stop_at;
 };
 
 static void rig_init(struct rig *r) {
@@ -126,6 +128,10 @@ static enum agent_action_kind pump(struct rig *r) {
       if (act.ev.type == TURN_EV_GUARD)
         snprintf(r->guard, sizeof r->guard, "%.*s", (int)act.ev.guard.action.len,
                  act.ev.guard.action.p);
+      if (r->stop_at_set && act.ev.type == r->stop_at) {
+        r->stop_at_set = false;
+        return AGENT_EMIT;
+      }
       break;
     }
     case AGENT_WAIT:
@@ -581,6 +587,31 @@ static void a_clock_set_back_holds_nothing(void **state) {
   rig_fini(&r);
 }
 
+/* A delta that comes soon after another kind of event is the first of a new
+ * burst: it goes at once, though the window of the text before it is not over. */
+static void another_event_ends_the_burst(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  set_limits(&r, 0, 0, 15);
+  pump(&r);
+  feed(&r, text_ev(MODEL_EV_TEXT, "a"));
+  pump(&r);
+  r.now += 1;
+  call_tool(&r, "c1", "clock", "{}");
+  r.now += 1;
+  feed(&r, text_ev(MODEL_EV_TEXT, "b"));
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_string_equal(r.log, "turn [call] text tool_use tool_input text ");
+  assert_string_equal(r.last_text, "b");
+  assert_int_equal(r.await_ms, 0);
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  pump(&r);
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  rig_fini(&r);
+}
+
 /* Held text is sent before a cancel ends the turn: readers get what the
  * conversation keeps. */
 static void held_text_is_sent_before_a_cancel(void **state) {
@@ -625,6 +656,52 @@ static void token_budget_ends_the_turn(void **state) {
   assert_int_equal(r.n_messages, 3);
   assert_non_null(strstr(r.messages[2], "not run"));
   assert_non_null(strstr(r.messages[2], "\"is_error\":true"));
+  rig_fini(&r);
+}
+
+/* A server that reports no usage cannot be held to the budget: the owner is
+ * told after the first reply it did not count, once in the turn. */
+static void uncounted_replies_are_told_once(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  set_limits(&r, 0, 100, 0);
+  pump(&r);
+  call_tool(&r, "c1", "clock", "{}");
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  pump(&r);
+  feed(&r, text_ev(MODEL_EV_TEXT, "It is late."));
+  pump(&r);
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] tool_use tool_input notice tool_result [call] "
+                             "text end ");
+  assert_non_null(strstr(r.notice, "did not say how many tokens"));
+  assert_string_equal(r.last_text, "end_turn");
+  rig_fini(&r);
+}
+
+/* A cancel while count_slowly counts: the model is told the call was stopped
+ * while it ran (it did act: the owner saw its progress), and the call after it
+ * that never began is told it did not run. */
+static void a_call_cut_while_it_acts_is_said_stopped(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  call_tool(&r, "c1", "count_slowly", "{\"to\":5,\"interval_ms\":1000}");
+  call_tool(&r, "c2", "clock", "{}");
+  r.stop_at_set = true;
+  r.stop_at = TURN_EV_TOOL_PROGRESS;
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_EMIT);
+  agent_cancel(&r.a, TURN_STOP_CANCELLED);
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.last_text, "cancelled");
+  assert_int_equal(r.n_messages, 3);
+  assert_non_null(strstr(r.messages[2], "stopped: the turn ended while it ran"));
+  assert_non_null(strstr(r.messages[2], "not run: the turn ended first"));
+  assert_true(strstr(r.messages[2], "stopped") < strstr(r.messages[2], "not run"));
   rig_fini(&r);
 }
 
@@ -978,6 +1055,9 @@ int main(void) {
       cmocka_unit_test(a_clock_set_back_holds_nothing),
       cmocka_unit_test(big_deltas_go_out_in_pieces),
       cmocka_unit_test(held_text_is_sent_before_a_cancel),
+      cmocka_unit_test(another_event_ends_the_burst),
+      cmocka_unit_test(uncounted_replies_are_told_once),
+      cmocka_unit_test(a_call_cut_while_it_acts_is_said_stopped),
       cmocka_unit_test(token_budget_ends_the_turn),
       cmocka_unit_test(huge_token_counts_still_meet_the_budget),
       cmocka_unit_test(model_call_cap_ends_the_turn),
