@@ -52,7 +52,7 @@ static int run(const char *lines, size_t len, size_t cut, struct taken *t) {
   if (rc == 0 && cut < len)
     rc = convo_recover(&c, &arena, lines + cut, len - cut, 1, take, t);
   if (rc == 0) {
-    convo_recover_finish(&c, 1);
+    convo_recover_finish(&c, 1, (len & 1) != 0); /* either way, as the input falls */
     struct convo_message m;
     while (convo_take(&c, &m))
       take(t, &m);

@@ -42,9 +42,11 @@ struct convo {
   bool lost; /* out of memory: a message could not be kept */
   /* convo_recover only: the calls whose input came and whose result has not, in
    * order (ids, each NUL-ended). Calls run one at a time in that order, so the
-   * first is the one running or next to run; started says it had begun. */
+   * first is the one running or next to run; started says it had begun, asked
+   * that its approval was asked (and not yet answered). */
   turn_buf unanswered;
   bool started;
+  bool asked;
 };
 
 void convo_init(struct convo *c);
@@ -85,12 +87,16 @@ typedef int convo_message_cb(void *ctx, struct convo_message *m);
  * -1 when out of memory or cb stopped it. */
 int convo_recover(struct convo *c, turn_arena *arena, const char *lines, size_t len,
                   uint64_t at_ms, convo_message_cb *cb, void *ctx);
-/* Ends a rebuild once every chunk is fed, in place of convo_finish: the call the
- * events show had begun (it reported progress, or its approval was granted)
- * and has no result gets one, at at_ms, that says it was stopped and may have
- * run in part. Told "not run" (convo_repair's words for a call without a
- * result), a model could make it again, and repeat what it had done. */
-void convo_recover_finish(struct convo *c, uint64_t at_ms);
+/* Ends a rebuild once every chunk is fed, in place of convo_finish: the call
+ * that had begun and has no result gets one, at at_ms, that says it was stopped
+ * and may have run in part. Told "not run" (convo_repair's words for a call
+ * without a result), a model could make it again, and repeat what it had done.
+ * A call had begun when it reported progress or its approval was granted, or
+ * when it is the first without a result of a reply that was complete (its calls
+ * then run one by one) and no approval of it was asked: a quiet tool runs
+ * without an event. reply_kept: the store has the reply still open in c (the
+ * agent stores a reply once complete); a reply the results began after was. */
+void convo_recover_finish(struct convo *c, uint64_t at_ms, bool reply_kept);
 
 /* Makes a session's stored messages (JSON as above, each malloc'd and owned by
  * the array, itself malloc'd) a conversation a provider takes, however its

@@ -29,7 +29,7 @@ static void answered(struct convo *c, turn_str id) {
     if (n - 1 == id.len && memcmp(p, id.p, id.len) == 0) {
       memmove(p, p + n, (size_t)(end - p) - n);
       c->unanswered.len -= n;
-      if (first) c->started = false;
+      if (first) c->started = c->asked = false;
       return;
     }
     p += n;
@@ -92,6 +92,10 @@ static int feed(struct convo *c, const turn_event *ev, uint64_t at_ms) {
   case TURN_EV_TOOL_PROGRESS:
     if (is_first_unanswered(c, ev->tool_progress.id)) c->started = true;
     return 0;
+  case TURN_EV_APPROVAL:
+    /* Asked for the call about to run, the first without a result. */
+    if (c->unanswered.len > 0) c->asked = true;
+    return 0;
   case TURN_EV_APPROVAL_DECIDED:
     /* An approval is asked for the call about to run: granted, it runs. */
     if (ev->approval_decided.decision == TURN_DECISION_APPROVED) c->started = true;
@@ -121,12 +125,14 @@ int convo_recover(struct convo *c, turn_arena *arena, const char *lines, size_t 
   return 0;
 }
 
-void convo_recover_finish(struct convo *c, uint64_t at_ms) {
-  if (c->started && c->unanswered.len > 0) {
+void convo_recover_finish(struct convo *c, uint64_t at_ms, bool reply_kept) {
+  bool reply_complete = c->open != CONVO_ASSISTANT || reply_kept;
+  bool begun = c->started || (reply_complete && !c->asked);
+  if (begun && c->unanswered.len > 0) {
     char *id = c->unanswered.data; /* NUL-ended */
     convo_tool_result(c, id, TURN_STR(STOPPED_WHILE_RUNNING), true, at_ms);
   }
   c->unanswered.len = 0;
-  c->started = false;
+  c->started = c->asked = false;
   convo_finish(c);
 }

@@ -223,7 +223,8 @@ static int recover_messages(struct turnd *d, const char *turn, struct session *s
   rc.stored = stored;
   int err = store_turn_events_each(d->store, turn, 0, recover_chunk, &rc);
   if (err == 0) {
-    convo_recover_finish(&rc.convo, rc.last_at_ms);
+    /* The reply still open in the rebuild is message made + 1. */
+    convo_recover_finish(&rc.convo, rc.last_at_ms, rc.stored > rc.made);
     struct convo_message m;
     while (err == 0 && convo_take(&rc.convo, &m))
       err = recovered(&rc, &m);

@@ -594,7 +594,7 @@ static void collected_free(struct collected *got) {
 /* Ends the open message, as the shell does once the events are fed, and
  * collects it. */
 static void finish_into(struct convo *c, struct collected *got) {
-  convo_recover_finish(c, T0 + 900);
+  convo_recover_finish(c, T0 + 900, false);
   struct convo_message last;
   assert_true(convo_take(c, &last));
   assert_int_equal(collect(got, &last), 0);
@@ -713,10 +713,13 @@ static void test_convo_recover_a_new_call_ends_the_results(void **state) {
   turn_arena_fini(&arena);
 }
 
-/* A call that had begun when the events stop (it reported progress, or its
- * approval was granted) is told it was stopped and may have run in part: told
- * "not run", the model could make it again. One that had not begun (its
- * approval still asked, or a call after it) gets no result here, and
+/* A call that had begun when the events stop is told it was stopped and may
+ * have run in part: told "not run", the model could make it again. It had begun
+ * when it reported progress or its approval was granted; or when the reply was
+ * complete (the store kept it, or results followed it) and it is the first call
+ * without a result and no approval of it was asked: a quiet tool reports
+ * nothing while it runs. One that had not begun (its approval still asked, the
+ * reply still streaming, or a call after it) gets no result here, and
  * convo_repair's "not run" later. */
 static void test_convo_recover_a_call_that_had_begun_may_have_run(void **state) {
   struct convo *c = *state;
@@ -736,13 +739,17 @@ static void test_convo_recover_a_call_that_had_begun_may_have_run(void **state) 
       "{\"v\":1,\"seq\":5,\"type\":\"approval\",\"request\":\"t.a1\",\"tool\":\"count\","
       "\"tier\":2,\"effect\":\"physical\",\"input\":{},\"truncated\":false,"
       "\"expires_at\":null}\n",
-      /* the first call finished; the second had not reported anything */
+      /* the first call finished; the second, quiet, ran next */
       "{\"v\":1,\"seq\":5,\"type\":\"tool_progress\",\"id\":\"u1\",\"tool\":\"count\","
       "\"message\":\"1 of 9\"}\n"
       "{\"v\":1,\"seq\":6,\"type\":\"tool_result\",\"id\":\"u1\",\"tool\":\"count\","
       "\"status\":\"ok\",\"summary\":\"counted\",\"approval\":null}\n",
+      /* nothing after the calls: still streaming, or the first ran quietly */
+      "",
   };
-  static const char *const told[] = {"u1", "u1", NULL, NULL};
+  /* the call told it was stopped, without and with the reply kept */
+  static const char *const told[][2] = {
+      {"u1", "u1"}, {"u1", "u1"}, {NULL, NULL}, {"u2", "u2"}, {NULL, "u1"}};
   static const char calls[] =
       "{\"v\":1,\"seq\":1,\"type\":\"tool_use\",\"id\":\"u1\",\"tool\":\"count\","
       "\"tier\":2}\n"
@@ -752,31 +759,38 @@ static void test_convo_recover_a_call_that_had_begun_may_have_run(void **state) 
       "\"tier\":0}\n"
       "{\"v\":1,\"seq\":4,\"type\":\"tool_input\",\"id\":\"u2\",\"tool\":\"count\","
       "\"input\":{},\"truncated\":false}\n";
-  for (size_t k = 0; k < 4; k++) {
-    struct collected got = {.stop_after = 8};
-    assert_int_equal(convo_recover(c, &arena, calls, strlen(calls), T0, collect, &got),
-                     0);
-    assert_int_equal(
-        convo_recover(c, &arena, cut_after[k], strlen(cut_after[k]), T0, collect, &got),
-        0);
-    convo_recover_finish(c, T0 + 900);
-    struct convo_message m;
-    while (convo_take(c, &m))
-      assert_int_equal(collect(&got, &m), 0);
-    /* the reply, then the results message when any result was given */
-    char *results = got.n > 1 ? got.m[got.n - 1].json : "";
-    bool stopped = strstr(results, "turnd stopped while it ran") != NULL;
-    if (told[k] == NULL) {
-      assert_false(stopped);
-    } else {
-      assert_true(stopped);
-      assert_non_null(strstr(results, "\"tool_use_id\":\"u1\""));
-      assert_null(strstr(results, "\"tool_use_id\":\"u2\""));
+  for (size_t k = 0; k < sizeof told / sizeof told[0]; k++)
+    for (int kept = 0; kept < 2; kept++) {
+      struct collected got = {.stop_after = 8};
+      assert_int_equal(convo_recover(c, &arena, calls, strlen(calls), T0, collect, &got),
+                       0);
+      assert_int_equal(
+          convo_recover(c, &arena, cut_after[k], strlen(cut_after[k]), T0, collect, &got),
+          0);
+      convo_recover_finish(c, T0 + 900, kept);
+      struct convo_message m;
+      while (convo_take(c, &m))
+        assert_int_equal(collect(&got, &m), 0);
+      /* the reply, then the results message when any result was given */
+      char *results = got.n > 1 ? got.m[got.n - 1].json : "";
+      const char *stopped = strstr(results, "turnd stopped while it ran");
+      const char *want = told[k][kept];
+      if (want == NULL) {
+        assert_null(stopped);
+      } else {
+        char id[32];
+        snprintf(id, sizeof id, "\"tool_use_id\":\"%s\"", want);
+        const char *at = strstr(results, id);
+        assert_non_null(stopped);
+        assert_non_null(at);
+        /* the words are that call's: the next block, if any, starts after them */
+        const char *next = strstr(at + 1, "\"tool_use_id\"");
+        assert_true(stopped > at && (next == NULL || stopped < next));
+      }
+      collected_free(&got);
+      convo_fini(c);
+      convo_init(c);
     }
-    collected_free(&got);
-    convo_fini(c);
-    convo_init(c);
-  }
   turn_arena_fini(&arena);
 }
 
