@@ -458,6 +458,85 @@ static bool add_messages(json_t *messages, const struct provider_request *req) {
   return true;
 }
 
+/* Whether the API takes id as a tool_use id: ^[a-zA-Z0-9_-]+$. */
+static bool id_taken(const char *id) {
+  if (id[0] == '\0') return false;
+  for (const char *p = id; *p != '\0'; p++) /* ASCII whatever the locale */
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+          (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+      return false;
+  return true;
+}
+
+/* The id field of a call's block or of its result's; NULL for other blocks. */
+static const char *call_id_key(json_t *block) {
+  const char *type = json_string_value(json_object_get(block, "type"));
+  if (type == NULL) return NULL;
+  if (strcmp(type, "tool_use") == 0) return "id";
+  if (strcmp(type, "tool_result") == 0) return "tool_use_id";
+  return NULL;
+}
+
+/* Gives every call an id the API takes, unique in the request, and its result
+ * the same: a session that ran on another provider holds ids such as Kimi's
+ * "functions.clock:0", numbered per reply and so repeated from turn to turn,
+ * and the API refuses every request that holds one. A call's results are in
+ * the message right after its reply (convo_repair saw to it). Returns false
+ * when out of memory. */
+static bool mend_call_ids(json_t *messages) {
+  json_t *used = json_object();   /* every id in the request: true once a call has it */
+  json_t *renamed = json_array(); /* the last message's calls: [old, new], in order */
+  bool ok = used != NULL && renamed != NULL;
+  /* A made-up id is none the request holds already: a call that has one keeps it. */
+  for (size_t i = 0; ok && i < json_array_size(messages); i++) {
+    json_t *blocks = json_object_get(json_array_get(messages, i), "content");
+    for (size_t j = 0; ok && j < json_array_size(blocks); j++) {
+      json_t *b = json_array_get(blocks, j);
+      const char *key = call_id_key(b);
+      const char *id = key != NULL ? json_string_value(json_object_get(b, key)) : NULL;
+      if (id != NULL) ok = json_object_set_new(used, id, json_false()) == 0;
+    }
+  }
+  size_t made = 0;
+  for (size_t i = 0; ok && i < json_array_size(messages); i++) {
+    json_t *blocks = json_object_get(json_array_get(messages, i), "content");
+    json_t *calls = json_array();
+    ok = calls != NULL;
+    for (size_t j = 0; ok && j < json_array_size(blocks); j++) {
+      json_t *b = json_array_get(blocks, j);
+      const char *key = call_id_key(b);
+      const char *id = key != NULL ? json_string_value(json_object_get(b, key)) : NULL;
+      if (id == NULL) continue;
+      if (strcmp(key, "tool_use_id") == 0) { /* the first call of its id unanswered */
+        for (size_t k = 0; k < json_array_size(renamed); k++) {
+          json_t *pair = json_array_get(renamed, k);
+          if (strcmp(json_string_value(json_array_get(pair, 0)), id) != 0) continue;
+          ok = json_object_set(b, key, json_array_get(pair, 1)) == 0 &&
+               json_array_remove(renamed, k) == 0;
+          break;
+        }
+        continue;
+      }
+      char fresh[48];
+      const char *now = id;
+      if (!id_taken(id) || json_is_true(json_object_get(used, id))) {
+        do
+          snprintf(fresh, sizeof fresh, "toolu_turnd_%zu", ++made);
+        while (json_object_get(used, fresh) != NULL);
+        now = fresh;
+      }
+      ok = json_array_append_new(calls, json_pack("[s, s]", id, now)) == 0 &&
+           json_object_set_new(used, now, json_true()) == 0 &&
+           (now == id || json_object_set_new(b, key, json_string(now)) == 0);
+    }
+    json_decref(renamed);
+    renamed = calls;
+  }
+  json_decref(renamed);
+  json_decref(used);
+  return ok;
+}
+
 static json_t *tool_json(const struct provider_tool *tool) {
   json_t *schema = provider_schema_shown(tool->input_schema);
   json_t *t = json_object();
@@ -487,7 +566,7 @@ char *provider_anthropic_body(const struct provider_request *req) {
   /* The API refuses an empty system text, and it means no prompt anyway. */
   if (ok && req->system != NULL && req->system[0] != '\0')
     ok = json_object_set_new(root, "system", json_string(req->system)) == 0;
-  if (ok) ok = add_messages(messages, req);
+  if (ok) ok = add_messages(messages, req) && mend_call_ids(messages);
   if (ok) {
     ok = json_object_set_new(root, "messages", messages) == 0;
     messages = NULL;

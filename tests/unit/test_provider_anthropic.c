@@ -717,6 +717,70 @@ static void test_provider_anthropic_body_without_system_or_tools(void **state) {
   free(body);
 }
 
+/* Call ids the API refuses (another provider's, with '.' and ':') or that
+ * repeat (numbered per reply, as Kimi's are) are sent as made-up ones, each
+ * result with its call's; ids the API takes, seen once, stay as they are. */
+static void test_provider_anthropic_body_mends_call_ids(void **state) {
+  (void)state;
+#define CALL(id) \
+  "{\"type\":\"tool_use\",\"id\":\"" id "\",\"name\":\"clock\",\"input\":{}}"
+#define RESULT(id)                                                              \
+  "{\"type\":\"tool_result\",\"tool_use_id\":\"" id "\",\"content\":\"08:00\"," \
+  "\"is_error\":false}"
+  const char *messages[] = {
+      "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"time?\"}]}",
+      "{\"role\":\"assistant\",\"content\":[" CALL("functions.clock:0") "," CALL(
+          "toolu_turnd_1") "]}",
+      "{\"role\":\"user\",\"content\":[" RESULT("toolu_turnd_1") "," RESULT(
+          "functions.clock:0") "]}",
+      "{\"role\":\"assistant\",\"content\":[" CALL("functions.clock:0") "," CALL(
+          "toolu_b") "]}",
+      "{\"role\":\"user\",\"content\":[" RESULT("functions.clock:0") "," RESULT(
+          "toolu_b") "]}",
+      "{\"role\":\"assistant\",\"content\":[" CALL("toolu_b") "]}",
+      "{\"role\":\"user\",\"content\":[" RESULT("toolu_b") "]}",
+  };
+  struct provider_request req = {"m", NULL, messages, 7, NULL, 0, 64, false};
+  char *body = provider_anthropic_body(&req);
+  expect_json(
+      body,
+      "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true,\"messages\":["
+      "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"time?\"}]},"
+      "{\"role\":\"assistant\",\"content\":[" CALL("toolu_turnd_2") "," CALL(
+          "toolu_turnd_1") "]},"
+                           "{\"role\":\"user\",\"content\":[" RESULT("toolu_turnd_1") "," RESULT(
+                               "toolu_turnd_2") "]},"
+                                                "{\"role\":\"assistant\",\"content\":"
+                                                "[" CALL("toolu_turnd_3") "," CALL(
+                                                    "toolu_b") "]},"
+                                                               "{\"role\":\"user\","
+                                                               "\"content\":[" RESULT(
+                                                                   "to"
+                                                                   "ol"
+                                                                   "u_"
+                                                                   "tu"
+                                                                   "rn"
+                                                                   "d_"
+                                                                   "3") "," RESULT("toolu"
+                                                                                   "_b") "]},"
+                                                                                         "{\"role\":"
+                                                                                         "\"assistan"
+                                                                                         "t\","
+                                                                                         "\"content"
+                                                                                         "\":[" CALL(
+                                                                                             "toolu_"
+                                                                                             "turnd_"
+                                                                                             "4") "]"
+                                                                                                  "}"
+                                                                                                  ","
+                                                                                                  "{"
+                                                                                                  "\"role\":\"user\",\"content\":[" RESULT(
+                                                                                                      "toolu_turnd_4") "]}]}");
+  free(body);
+#undef CALL
+#undef RESULT
+}
+
 static void test_provider_anthropic_body_refuses_bad_json(void **state) {
   (void)state;
   const char *bad[] = {"{\"role\":\"user\",", "[]", "\"text\"", ""};
@@ -848,6 +912,7 @@ int main(void) {
       cmocka_unit_test(test_provider_anthropic_body_numbers_are_shortest),
       cmocka_unit_test(test_provider_anthropic_body_drops_top_level_combinators),
       cmocka_unit_test(test_provider_anthropic_body_without_system_or_tools),
+      cmocka_unit_test(test_provider_anthropic_body_mends_call_ids),
       cmocka_unit_test(test_provider_anthropic_body_refuses_bad_json),
       cmocka_unit_test(test_provider_error_message_shapes),
       cmocka_unit_test(test_provider_error_message_without_one_names_the_status),
