@@ -113,6 +113,9 @@ TURN_EXTERN void turn_buf_reset(turn_buf *b); /* len = 0, keeps the memory */
 /* Returns TURN_OK, TURN_E_TOOBIG (past cap) or TURN_E_NOMEM; on error b is unchanged. */
 TURN_EXTERN int turn_buf_append(turn_buf *b, const void *data, size_t len);
 TURN_EXTERN int turn_buf_reserve(turn_buf *b, size_t extra);
+/* Gives back the memory past len (all of it when len is 0), for a buffer that
+ * is done growing. Returns TURN_OK, or TURN_E_NOMEM leaving b as it was. */
+TURN_EXTERN int turn_buf_shrink(turn_buf *b);
 
 /* A bump allocator for one parse. Everything a parse returns lives in it until
  * turn_arena_reset(), which keeps one block for the next parse. */

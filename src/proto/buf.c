@@ -49,3 +49,16 @@ int turn_buf_append(turn_buf *b, const void *data, size_t len) {
   b->len += len;
   return TURN_OK;
 }
+
+int turn_buf_shrink(turn_buf *b) {
+  if (b->alloc == b->len) return TURN_OK;
+  if (b->len == 0) {
+    turn_buf_fini(b);
+    return TURN_OK;
+  }
+  char *data = turn__realloc(b->mem, b->data, b->len);
+  if (data == NULL) return TURN_E_NOMEM;
+  b->data = data;
+  b->alloc = b->len;
+  return TURN_OK;
+}

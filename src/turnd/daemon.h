@@ -58,7 +58,7 @@ struct turnd {
   bool commit_armed;        /* commit_ev is active */
   struct run *dirty;        /* runs with events not yet in the store */
   struct run *barrier;      /* runs waiting for the store before a model call */
-  size_t ended_bytes;       /* log bytes of ended runs still in memory */
+  size_t ended_bytes;       /* memory of ended runs still kept (kept_bytes) */
   struct auth auth;         /* the paired devices (auth.h) */
   struct guard guard;       /* the owner guard (guard.h) */
   bool draining;            /* told to stop: running turns end, no new one starts */

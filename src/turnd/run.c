@@ -194,7 +194,7 @@ static void run_free(struct run *r) {
   run_model_stop(r);
   run_tool_stop(r);
   persist_run_last(r);
-  if (r->ended) r->d->ended_bytes -= r->log.len;
+  if (r->ended) r->d->ended_bytes -= r->kept_bytes;
   if (r->session->running == r) r->session->running = NULL;
   agent_fini(&r->agent);
   turn_order_free(r->order);
@@ -306,7 +306,42 @@ static void trim_log(struct run *r) {
   r->log.len -= drop;
   r->log_base += drop;
   r->log_base_seq = lo;
-  if (r->ended) r->d->ended_bytes -= drop;
+}
+
+/* What an ended run holds: itself, its log and the index of its lines. */
+static size_t kept_bytes(const struct run *r) {
+  return sizeof *r + r->log.alloc + r->cap_lines * sizeof *r->line_end;
+}
+
+/* Counts an ended run's memory again, once it changed. */
+static void recount(struct run *r) {
+  r->d->ended_bytes -= r->kept_bytes;
+  r->kept_bytes = kept_bytes(r);
+  r->d->ended_bytes += r->kept_bytes;
+}
+
+/* An ended run keeps only its lines, for readers who come back: its agent
+ * (arena, buffers, conversation) and order checker go, and the log and its
+ * index give back what they had grown for. A reply's log is reserved six times
+ * over for escapes, and the agent is some 20 KiB more, so without this the
+ * ended runs' memory was many times what RETAIN_BYTES counted. Called once the
+ * agent has nothing left to hand over (its last messages are taken). */
+static void run_shed(struct run *r) {
+  if (!r->ended || r->shed) return;
+  r->shed = true;
+  r->approvals_asked = r->agent.approvals_asked;
+  agent_fini(&r->agent);
+  turn_order_free(r->order);
+  r->order = NULL;
+  (void)turn_buf_shrink(&r->log); /* out of memory: it stays as big */
+  if (r->n_events > 0 && r->n_events < r->cap_lines) {
+    uint32_t *fit = realloc(r->line_end, r->n_events * sizeof *fit);
+    if (fit != NULL) {
+      r->line_end = fit;
+      r->cap_lines = r->n_events;
+    }
+  }
+  recount(r);
 }
 
 /* The end is in (or the run gave up): it joins the ended runs, oldest first. */
@@ -314,7 +349,8 @@ static void mark_ended(struct run *r) {
   run_model_stop(r); /* a call still streaming is torn down */
   run_tool_stop(r);  /* and a tool still running is killed */
   r->ended = true;
-  r->d->ended_bytes += r->log.len;
+  r->kept_bytes = 0;
+  recount(r);
   r->ended_next = NULL;
   if (r->d->ended_last != NULL)
     r->d->ended_last->ended_next = r;
@@ -455,6 +491,7 @@ void run_pump(struct run *r) {
     }
   }
   if (r->ended) {
+    run_shed(r);
     arm(r, (uint64_t)r->d->opt->retain_s * 1000);
     run_trim(r->d, r);
   } else
@@ -526,7 +563,9 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
     ev.type = TURN_EV_END;
     ev.end.stop_reason = locked ? TURN_STOP_LOCKED : TURN_STOP_BUSY;
     run_append(r, &ev);
+    run_shed(r);
     arm(r, (uint64_t)d->opt->retain_s * 1000);
+    run_trim(d, r);
     return r;
   }
   s->running = r;
@@ -569,7 +608,8 @@ int run_decide(struct run *r, const char *request, turn_decision d) {
   if (a != NULL && a[1] == 'a' && a[2] >= '1' && a[2] <= '9') {
     char *end;
     unsigned long k = strtoul(a + 2, &end, 10);
-    if (*end == '\0' && k <= r->agent.approvals_asked) return 1;
+    if (*end == '\0' && k <= (r->shed ? r->approvals_asked : r->agent.approvals_asked))
+      return 1;
   }
   return -1;
 }

@@ -33,6 +33,9 @@ struct run {
   size_t cap_lines;
   uint64_t n_events;          /* events so far: the next seq */
   bool ended;                 /* the end event is in log */
+  bool shed;                  /* ended, its agent and order checker freed */
+  size_t approvals_asked;     /* shed: the agent's count, for late answers */
+  size_t kept_bytes;          /* ended: its memory, in d->ended_bytes */
   struct event *timer;        /* owned: the agent's waits, then the retain timer */
   struct follower *followers; /* readers streaming this run */
   uint64_t stored;            /* events handed to the store: seq < stored */

@@ -246,6 +246,40 @@ static void test_buf_nomem_leaves_buffer_unchanged(void **state) {
   assert_int_equal(fm.live, 0);
 }
 
+/* A buffer done growing gives back what it reserved past its bytes, and all of
+ * it when empty; out of memory, it stays as it was, bytes and all. */
+static void test_buf_shrink_gives_memory_back(void **state) {
+  (void)state;
+  struct support_failmem fm;
+  support_failmem_init(&fm, 0);
+  turn_buf b;
+  turn_buf_init(&b, 1u << 20, &fm.mem);
+  assert_int_equal(turn_buf_shrink(&b), TURN_OK); /* nothing to give */
+  assert_null(b.data);
+  assert_int_equal(turn_buf_append(&b, "hello", 5), TURN_OK);
+  assert_true(b.alloc > 5);
+  fm.fail_at = fm.calls + 1; /* the shrink's realloc fails */
+  char *data = b.data;
+  size_t alloc = b.alloc;
+  assert_int_equal(turn_buf_shrink(&b), TURN_E_NOMEM);
+  assert_ptr_equal(b.data, data);
+  assert_int_equal(b.alloc, alloc);
+  fm.fail_at = 0;
+  assert_int_equal(turn_buf_shrink(&b), TURN_OK);
+  assert_int_equal(b.alloc, 5);
+  assert_memory_equal(b.data, "hello", 5);
+  check_buf(&b);
+  assert_int_equal(turn_buf_append(&b, "!", 1), TURN_OK); /* it grows again */
+  assert_memory_equal(b.data, "hello!", 6);
+  turn_buf_reset(&b);
+  assert_int_equal(turn_buf_shrink(&b), TURN_OK);
+  assert_null(b.data);
+  assert_int_equal(b.alloc, 0);
+  check_buf(&b);
+  assert_int_equal(fm.live, 0);
+  turn_buf_fini(&b);
+}
+
 static void test_buf_reset_keeps_memory(void **state) {
   (void)state;
   struct support_failmem fm;
@@ -445,6 +479,7 @@ int main(void) {
       cmocka_unit_test(test_buf_reserve_huge_is_nomem),
       cmocka_unit_test(test_buf_nomem_leaves_buffer_unchanged),
       cmocka_unit_test(test_buf_reset_keeps_memory),
+      cmocka_unit_test(test_buf_shrink_gives_memory_back),
       cmocka_unit_test(test_arena_alloc_is_aligned),
       cmocka_unit_test(test_arena_reset_keeps_working),
       cmocka_unit_test(test_arena_big_allocations),
