@@ -237,6 +237,9 @@ static void run_release(struct run *r) {
   idmap_del(&r->d->run_ids, r->id);
   evtimer_del(r->timer);
   r->released = true;
+  /* Uncounted at once, so that run_trim releases no more than it must. */
+  d->ended_bytes -= r->kept_bytes;
+  r->kept_bytes = 0;
   r->next = r->d->closing;
   r->d->closing = r;
   persist_soon(r->d);
@@ -279,6 +282,18 @@ void run_committed(struct run *r, uint64_t end_seq) {
   }
 }
 
+/* What an ended run holds: itself, its log and the index of its lines. */
+static size_t kept_bytes(const struct run *r) {
+  return sizeof *r + r->log.alloc + r->cap_lines * sizeof *r->line_end;
+}
+
+/* Counts an ended run's memory again, once it changed. */
+static void recount(struct run *r) {
+  r->d->ended_bytes -= r->kept_bytes;
+  r->kept_bytes = kept_bytes(r);
+  r->d->ended_bytes += r->kept_bytes;
+}
+
 /* Drops from memory the lines that are committed and that every reader has been
  * handed. */
 static void trim_log(struct run *r) {
@@ -306,18 +321,10 @@ static void trim_log(struct run *r) {
   r->log.len -= drop;
   r->log_base += drop;
   r->log_base_seq = lo;
-}
-
-/* What an ended run holds: itself, its log and the index of its lines. */
-static size_t kept_bytes(const struct run *r) {
-  return sizeof *r + r->log.alloc + r->cap_lines * sizeof *r->line_end;
-}
-
-/* Counts an ended run's memory again, once it changed. */
-static void recount(struct run *r) {
-  r->d->ended_bytes -= r->kept_bytes;
-  r->kept_bytes = kept_bytes(r);
-  r->d->ended_bytes += r->kept_bytes;
+  if (r->shed && !r->released) { /* it will not grow again: what it holds goes */
+    (void)turn_buf_shrink(&r->log);
+    recount(r);
+  }
 }
 
 /* An ended run keeps only its lines, for readers who come back: its agent
