@@ -20,6 +20,7 @@ void convo_init(struct convo *c) {
   memset(c, 0, sizeof *c);
   turn_buf_init(&c->text, CONVO_TEXT_CAP, NULL);
   turn_buf_init(&c->unanswered, CONVO_IDS_CAP, NULL);
+  turn_buf_init(&c->tiers, CONVO_IDS_CAP, NULL);
 }
 
 void convo_fini(struct convo *c) {
@@ -27,6 +28,7 @@ void convo_fini(struct convo *c) {
   json_decref(c->content);
   turn_buf_fini(&c->text);
   turn_buf_fini(&c->unanswered);
+  turn_buf_fini(&c->tiers);
   for (size_t i = 0; i < c->n_queued; i++)
     free(c->queue[i].json);
   memset(c, 0, sizeof *c);

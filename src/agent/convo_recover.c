@@ -42,6 +42,14 @@ static bool is_first_unanswered(const struct convo *c, turn_str id) {
          memcmp(c->unanswered.data, id.p, id.len) == 0;
 }
 
+/* The tier tool_use gave the call with this NUL-ended id; 0 when none did. */
+static int tier_of(const struct convo *c, const char *id) {
+  const char *p = c->tiers.data, *end = p + c->tiers.len;
+  for (; p < end; p += strlen(p) + 1)
+    if (strcmp(p + 1, id) == 0) return p[0] - '0';
+  return 0;
+}
+
 /* One event into c. Returns 0, or -1 when out of memory. */
 static int feed(struct convo *c, const turn_event *ev, uint64_t at_ms) {
   switch (ev->type) {
@@ -53,7 +61,19 @@ static int feed(struct convo *c, const turn_event *ev, uint64_t at_ms) {
      * thinking again (convo_repair), but the history shows it. */
     convo_thinking(c, ev->text.delta, at_ms);
     return 0;
-  case TURN_EV_TOOL_USE:
+  case TURN_EV_TOOL_USE: {
+    char tier =
+        (char)('0' + (ev->tool_use.tier >= 0 && ev->tool_use.tier <= 2 ? ev->tool_use.tier
+                                                                       : 2));
+    char *id = dup_str(ev->tool_use.id);
+    int rc = id != NULL && turn_buf_append(&c->tiers, &tier, 1) == TURN_OK &&
+                     turn_buf_append(&c->tiers, id, strlen(id) + 1) == TURN_OK
+                 ? 0
+                 : -1;
+    free(id);
+    if (rc != 0) return rc;
+  }
+    /* fall through */
   case TURN_EV_THROTTLED:
     /* A model call under way: the results before it went to the model as one
      * message, even when this call adds nothing to the conversation (a call
@@ -127,12 +147,14 @@ int convo_recover(struct convo *c, turn_arena *arena, const char *lines, size_t 
 
 void convo_recover_finish(struct convo *c, uint64_t at_ms, bool reply_kept) {
   bool reply_complete = c->open != CONVO_ASSISTANT || reply_kept;
-  bool begun = c->started || (reply_complete && !c->asked);
-  if (begun && c->unanswered.len > 0) {
+  if (c->unanswered.len > 0) {
     char *id = c->unanswered.data; /* NUL-ended */
-    convo_tool_result(c, id, TURN_STR(STOPPED_WHILE_RUNNING), true, at_ms);
+    /* A tier-2 call runs only once approved, which started says. */
+    bool begun = c->started || (reply_complete && !c->asked && tier_of(c, id) != 2);
+    if (begun) convo_tool_result(c, id, TURN_STR(STOPPED_WHILE_RUNNING), true, at_ms);
   }
   c->unanswered.len = 0;
+  c->tiers.len = 0;
   c->started = c->asked = false;
   convo_finish(c);
 }

@@ -717,10 +717,10 @@ static void test_convo_recover_a_new_call_ends_the_results(void **state) {
  * have run in part: told "not run", the model could make it again. It had begun
  * when it reported progress or its approval was granted; or when the reply was
  * complete (the store kept it, or results followed it) and it is the first call
- * without a result and no approval of it was asked: a quiet tool reports
- * nothing while it runs. One that had not begun (its approval still asked, the
- * reply still streaming, or a call after it) gets no result here, and
- * convo_repair's "not run" later. */
+ * without a result, of tier 0 or 1, and no approval of it was asked: a quiet
+ * tool reports nothing while it runs. One that had not begun (its approval still asked,
+ * the reply still streaming, or a call after it) gets no result here, and convo_repair's
+ * "not run" later. */
 static void test_convo_recover_a_call_that_had_begun_may_have_run(void **state) {
   struct convo *c = *state;
   turn_arena arena;
@@ -744,12 +744,15 @@ static void test_convo_recover_a_call_that_had_begun_may_have_run(void **state) 
       "\"message\":\"1 of 9\"}\n"
       "{\"v\":1,\"seq\":6,\"type\":\"tool_result\",\"id\":\"u1\",\"tool\":\"count\","
       "\"status\":\"ok\",\"summary\":\"counted\",\"approval\":null}\n",
-      /* nothing after the calls: still streaming, or the first ran quietly */
+      /* nothing after the calls: still streaming, or (kept) the first asked
+       * nothing yet: tier 2, it cannot run unasked */
+      "",
+      /* the same with a first call of tier 0: kept, it ran quietly */
       "",
   };
   /* the call told it was stopped, without and with the reply kept */
-  static const char *const told[][2] = {
-      {"u1", "u1"}, {"u1", "u1"}, {NULL, NULL}, {"u2", "u2"}, {NULL, "u1"}};
+  static const char *const told[][2] = {{"u1", "u1"}, {"u1", "u1"}, {NULL, NULL},
+                                        {"u2", "u2"}, {NULL, NULL}, {NULL, "u1"}};
   static const char calls[] =
       "{\"v\":1,\"seq\":1,\"type\":\"tool_use\",\"id\":\"u1\",\"tool\":\"count\","
       "\"tier\":2}\n"
@@ -762,7 +765,17 @@ static void test_convo_recover_a_call_that_had_begun_may_have_run(void **state) 
   for (size_t k = 0; k < sizeof told / sizeof told[0]; k++)
     for (int kept = 0; kept < 2; kept++) {
       struct collected got = {.stop_after = 8};
-      assert_int_equal(convo_recover(c, &arena, calls, strlen(calls), T0, collect, &got),
+      /* the last case's first call is of tier 0 */
+      const char *feed = calls;
+      char tier0[sizeof calls];
+      if (k == sizeof told / sizeof told[0] - 1) {
+        memcpy(tier0, calls, sizeof calls);
+        char *t = strstr(tier0, "\"tier\":2");
+        assert_non_null(t);
+        t[7] = '0';
+        feed = tier0;
+      }
+      assert_int_equal(convo_recover(c, &arena, feed, strlen(feed), T0, collect, &got),
                        0);
       assert_int_equal(
           convo_recover(c, &arena, cut_after[k], strlen(cut_after[k]), T0, collect, &got),
