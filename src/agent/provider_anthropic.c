@@ -481,8 +481,10 @@ static const char *call_id_key(json_t *block) {
  * the same: a session that ran on another provider holds ids such as Kimi's
  * "functions.clock:0", numbered per reply and so repeated from turn to turn,
  * and the API refuses every request that holds one. A call's results are in
- * the message right after its reply (convo_repair saw to it). Returns false
- * when out of memory. */
+ * the message right after its reply (convo_repair saw to it); what is left
+ * over there (a second result for one call, or one for no call) would be
+ * refused too and goes, and a call that finds no result (two calls of one id
+ * given one) is given one. Returns false when out of memory. */
 static bool mend_call_ids(json_t *messages) {
   json_t *used = json_object();   /* every id in the request: true once a call has it */
   json_t *renamed = json_array(); /* the last message's calls: [old, new], in order */
@@ -502,33 +504,49 @@ static bool mend_call_ids(json_t *messages) {
     json_t *blocks = json_object_get(json_array_get(messages, i), "content");
     json_t *calls = json_array();
     ok = calls != NULL;
-    for (size_t j = 0; ok && j < json_array_size(blocks); j++) {
+    for (size_t j = 0; ok && j < json_array_size(blocks);) {
       json_t *b = json_array_get(blocks, j);
       const char *key = call_id_key(b);
       const char *id = key != NULL ? json_string_value(json_object_get(b, key)) : NULL;
-      if (id == NULL) continue;
-      if (strcmp(key, "tool_use_id") == 0) { /* the first call of its id unanswered */
-        for (size_t k = 0; k < json_array_size(renamed); k++) {
-          json_t *pair = json_array_get(renamed, k);
-          if (strcmp(json_string_value(json_array_get(pair, 0)), id) != 0) continue;
-          ok = json_object_set(b, key, json_array_get(pair, 1)) == 0 &&
-               json_array_remove(renamed, k) == 0;
-          break;
+      if (id != NULL && strcmp(key, "tool_use_id") == 0) {
+        /* The first call of its id not yet answered, or none: then it goes. */
+        size_t k = 0;
+        while (k < json_array_size(renamed) &&
+               strcmp(json_string_value(json_array_get(json_array_get(renamed, k), 0)),
+                      id) != 0)
+          k++;
+        if (k == json_array_size(renamed)) {
+          ok = json_array_remove(blocks, j) == 0;
+          continue;
         }
-        continue;
+        ok =
+            json_object_set(b, key, json_array_get(json_array_get(renamed, k), 1)) == 0 &&
+            json_array_remove(renamed, k) == 0;
+      } else if (id != NULL) {
+        char fresh[48];
+        const char *now = id;
+        if (!id_taken(id) || json_is_true(json_object_get(used, id))) {
+          do
+            snprintf(fresh, sizeof fresh, "toolu_turnd_%zu", ++made);
+          while (json_object_get(used, fresh) != NULL);
+          now = fresh;
+        }
+        ok = json_array_append_new(calls, json_pack("[s, s]", id, now)) == 0 &&
+             json_object_set_new(used, now, json_true()) == 0 &&
+             (now == id || json_object_set_new(b, key, json_string(now)) == 0);
       }
-      char fresh[48];
-      const char *now = id;
-      if (!id_taken(id) || json_is_true(json_object_get(used, id))) {
-        do
-          snprintf(fresh, sizeof fresh, "toolu_turnd_%zu", ++made);
-        while (json_object_get(used, fresh) != NULL);
-        now = fresh;
-      }
-      ok = json_array_append_new(calls, json_pack("[s, s]", id, now)) == 0 &&
-           json_object_set_new(used, now, json_true()) == 0 &&
-           (now == id || json_object_set_new(b, key, json_string(now)) == 0);
+      j++;
     }
+    /* The last reply's calls this message did not answer get a result here. */
+    const char *role =
+        json_string_value(json_object_get(json_array_get(messages, i), "role"));
+    bool user = role != NULL && strcmp(role, "user") == 0;
+    for (size_t k = 0; ok && user && k < json_array_size(renamed); k++)
+      ok = json_array_append_new(
+               blocks,
+               json_pack("{s:s, s:O, s:s, s:b}", "type", "tool_result", "tool_use_id",
+                         json_array_get(json_array_get(renamed, k), 1), "content",
+                         "no result was kept for this call", "is_error", true)) == 0;
     json_decref(renamed);
     renamed = calls;
   }

@@ -719,66 +719,67 @@ static void test_provider_anthropic_body_without_system_or_tools(void **state) {
 
 /* Call ids the API refuses (another provider's, with '.' and ':') or that
  * repeat (numbered per reply, as Kimi's are) are sent as made-up ones, each
- * result with its call's; ids the API takes, seen once, stay as they are. */
+ * result with its call's; ids the API takes, seen once, stay as they are. A
+ * result for no call goes, and a call left without one (two calls of one id
+ * given one result) gets one. */
 static void test_provider_anthropic_body_mends_call_ids(void **state) {
   (void)state;
-#define CALL(id) \
-  "{\"type\":\"tool_use\",\"id\":\"" id "\",\"name\":\"clock\",\"input\":{}}"
-#define RESULT(id)                                                              \
-  "{\"type\":\"tool_result\",\"tool_use_id\":\"" id "\",\"content\":\"08:00\"," \
-  "\"is_error\":false}"
   const char *messages[] = {
       "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"time?\"}]}",
-      "{\"role\":\"assistant\",\"content\":[" CALL("functions.clock:0") "," CALL(
-          "toolu_turnd_1") "]}",
-      "{\"role\":\"user\",\"content\":[" RESULT("toolu_turnd_1") "," RESULT(
-          "functions.clock:0") "]}",
-      "{\"role\":\"assistant\",\"content\":[" CALL("functions.clock:0") "," CALL(
-          "toolu_b") "]}",
-      "{\"role\":\"user\",\"content\":[" RESULT("functions.clock:0") "," RESULT(
-          "toolu_b") "]}",
-      "{\"role\":\"assistant\",\"content\":[" CALL("toolu_b") "]}",
-      "{\"role\":\"user\",\"content\":[" RESULT("toolu_b") "]}",
+      "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"functions."
+      "clock:0\",\"name\":\"clock\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"toolu_"
+      "turnd_1\",\"name\":\"clock\",\"input\":{}}]}",
+      "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_"
+      "turnd_1\",\"content\":\"08:00\",\"is_error\":false},{\"type\":\"tool_result\","
+      "\"tool_use_id\":\"functions.clock:0\",\"content\":\"08:00\",\"is_error\":false}]}",
+      "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"functions."
+      "clock:0\",\"name\":\"clock\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"toolu_"
+      "b\",\"name\":\"clock\",\"input\":{}}]}",
+      "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":"
+      "\"functions.clock:0\",\"content\":\"08:00\",\"is_error\":false},{\"type\":\"tool_"
+      "result\",\"tool_use_id\":\"toolu_b\",\"content\":\"08:00\",\"is_error\":false}]}",
+      "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_b\","
+      "\"name\":\"clock\",\"input\":{}}]}",
+      "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_"
+      "b\",\"content\":\"08:00\",\"is_error\":false}]}",
+      "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"dup\","
+      "\"name\":\"clock\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"dup\",\"name\":"
+      "\"clock\",\"input\":{}}]}",
+      "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"dup\","
+      "\"content\":\"08:00\",\"is_error\":false},{\"type\":\"tool_result\",\"tool_use_"
+      "id\":\"ghost\",\"content\":\"08:00\",\"is_error\":false}]}",
   };
-  struct provider_request req = {"m", NULL, messages, 7, NULL, 0, 64, false};
+  struct provider_request req = {"m", NULL, messages, 9, NULL, 0, 64, false};
   char *body = provider_anthropic_body(&req);
   expect_json(
       body,
       "{\"model\":\"m\",\"max_tokens\":64,\"stream\":true,\"messages\":["
       "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"time?\"}]},"
-      "{\"role\":\"assistant\",\"content\":[" CALL("toolu_turnd_2") "," CALL(
-          "toolu_turnd_1") "]},"
-                           "{\"role\":\"user\",\"content\":[" RESULT("toolu_turnd_1") "," RESULT(
-                               "toolu_turnd_2") "]},"
-                                                "{\"role\":\"assistant\",\"content\":"
-                                                "[" CALL("toolu_turnd_3") "," CALL(
-                                                    "toolu_b") "]},"
-                                                               "{\"role\":\"user\","
-                                                               "\"content\":[" RESULT(
-                                                                   "to"
-                                                                   "ol"
-                                                                   "u_"
-                                                                   "tu"
-                                                                   "rn"
-                                                                   "d_"
-                                                                   "3") "," RESULT("toolu"
-                                                                                   "_b") "]},"
-                                                                                         "{\"role\":"
-                                                                                         "\"assistan"
-                                                                                         "t\","
-                                                                                         "\"content"
-                                                                                         "\":[" CALL(
-                                                                                             "toolu_"
-                                                                                             "turnd_"
-                                                                                             "4") "]"
-                                                                                                  "}"
-                                                                                                  ","
-                                                                                                  "{"
-                                                                                                  "\"role\":\"user\",\"content\":[" RESULT(
-                                                                                                      "toolu_turnd_4") "]}]}");
+      "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_turnd_"
+      "2\",\"name\":\"clock\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"toolu_turnd_"
+      "1\",\"name\":\"clock\",\"input\":{}}]},"
+      "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_"
+      "turnd_1\",\"content\":\"08:00\",\"is_error\":false},{\"type\":\"tool_result\","
+      "\"tool_use_id\":\"toolu_turnd_2\",\"content\":\"08:00\",\"is_error\":false}]},"
+      "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_turnd_"
+      "3\",\"name\":\"clock\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"toolu_b\","
+      "\"name\":\"clock\",\"input\":{}}]},"
+      "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_"
+      "turnd_3\",\"content\":\"08:00\",\"is_error\":false},{\"type\":\"tool_result\","
+      "\"tool_use_id\":\"toolu_b\",\"content\":\"08:00\",\"is_error\":false}]},"
+      "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_turnd_"
+      "4\",\"name\":\"clock\",\"input\":{}}]},"
+      "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_"
+      "turnd_4\",\"content\":\"08:00\",\"is_error\":false}]},"
+      "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"dup\","
+      "\"name\":\"clock\",\"input\":{}},{\"type\":\"tool_use\",\"id\":\"toolu_turnd_5\","
+      "\"name\":\"clock\",\"input\":{}}]},"
+      "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"dup\","
+      "\"content\":\"08:00\",\"is_error\":false},{\"type\":\"tool_result\",\"tool_use_"
+      "id\":\"toolu_turnd_5\",\"content\":\"no result was kept for this "
+      "call\",\"is_error\":true}]}"
+      "]}");
   free(body);
-#undef CALL
-#undef RESULT
 }
 
 static void test_provider_anthropic_body_refuses_bad_json(void **state) {
