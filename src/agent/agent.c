@@ -949,7 +949,9 @@ static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *o
   case AGENT_S_RETRY:
     /* The throttle's wait is over: the same call again. The script goes on
      * after its throttle step; a provider is sent the call anew, and what the
-     * cut attempt said stays said. */
+     * cut attempt said stays said. Whether it counts is the new attempt's to
+     * say. */
+    a->call_counted = false;
     a->state = AGENT_S_MODEL;
     if (a->external) {
       out->kind = AGENT_MODEL_CALL;

@@ -1,6 +1,4 @@
 /* The store's writer thread and checkpointer (see store_write.h). */
-/* gettid */
-#define _GNU_SOURCE
 #include "store_write.h"
 
 #include <errno.h>
@@ -8,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 static const char *const write_sql[WRITE__COUNT] = {
@@ -76,18 +73,8 @@ static int exec(sqlite3 *db, const char *sql) {
 
 /* ------------------------------------------------------------ checkpointer */
 
-/* The lowest CPU priority, for this thread only (on Linux a thread has its own
- * nice value): its runs copy megabytes, and on a small machine they took the
- * CPU from the loop and the writer, whose every microsecond delays a line a
- * reader waits for. Nothing waits for a run but the writer at the log's hard
- * bound, and then the writer itself is asleep. Failing leaves it as it was. */
-static void checkpointer_yield_cpu(void) {
-  (void)setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
-}
-
 static void *checkpoint_main(void *arg) {
   struct checkpointer *cp = arg;
-  checkpointer_yield_cpu();
   pthread_mutex_lock(&cp->lock);
   for (;;) {
     while (!cp->due && !cp->stop)

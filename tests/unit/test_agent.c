@@ -705,6 +705,32 @@ static void a_call_cut_while_it_acts_is_said_stopped(void **state) {
   rig_fini(&r);
 }
 
+/* An attempt that counted its tokens and was then throttled does not speak for
+ * the attempt after it: a retry that reports nothing is told too. */
+static void an_uncounted_retry_is_told(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  set_limits(&r, 0, 100, 0);
+  pump(&r);
+  feed(&r, (struct model_event){
+               .kind = MODEL_EV_USAGE, .input_tokens = 10, .output_tokens = 0});
+  pump(&r);
+  feed(&r, (struct model_event){.kind = MODEL_EV_ERROR,
+                                .text = "overloaded",
+                                .len = 10,
+                                .throttled = true,
+                                .retry_after_s = 1});
+  pump(&r);
+  feed(&r, text_ev(MODEL_EV_TEXT, "Hi."));
+  pump(&r);
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] throttled [call] text notice end ");
+  assert_non_null(strstr(r.notice, "did not say how many tokens"));
+  rig_fini(&r);
+}
+
 /* Counts a provider makes up cannot wrap the sum under the budget. */
 static void huge_token_counts_still_meet_the_budget(void **state) {
   (void)state;
@@ -1057,6 +1083,7 @@ int main(void) {
       cmocka_unit_test(held_text_is_sent_before_a_cancel),
       cmocka_unit_test(another_event_ends_the_burst),
       cmocka_unit_test(uncounted_replies_are_told_once),
+      cmocka_unit_test(an_uncounted_retry_is_told),
       cmocka_unit_test(a_call_cut_while_it_acts_is_said_stopped),
       cmocka_unit_test(token_budget_ends_the_turn),
       cmocka_unit_test(huge_token_counts_still_meet_the_budget),
