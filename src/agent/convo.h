@@ -95,8 +95,9 @@ int convo_recover(struct convo *c, turn_arena *arena, const char *lines, size_t 
  * A call had begun when it reported progress or its approval was granted, or
  * when it is the first without a result of a reply that was complete (its calls
  * then run one by one), needs no approval (tier 0 or 1) and none was asked: a
- * quiet tool runs without an event. reply_kept: the store has the reply still open in c
- * (the agent stores a reply once complete); a reply the results began after was. */
+ * quiet tool runs without an event. reply_kept: the store has the reply still
+ * open in c (the agent stores a reply once complete); a reply the results began
+ * after was. */
 void convo_recover_finish(struct convo *c, uint64_t at_ms, bool reply_kept);
 
 /* Makes a session's stored messages (JSON as above, each malloc'd and owned by
