@@ -2,6 +2,7 @@
  * it: a token with a typo is still most of a token. */
 #include "token.h"
 
+#include "http.h"
 #include "secret.h"
 
 #include <errno.h>
@@ -167,7 +168,7 @@ int token_url_find(char *out, size_t cap) {
   if (config_path("url", path, sizeof path) != 0) return 0;
   FILE *f = fopen(path, "r");
   if (f == NULL) return 0;
-  char text[1026];
+  char text[HTTP_URL_MAX + 2]; /* room for a line end past the longest */
   size_t len = fread(text, 1, sizeof text, f);
   fclose(f);
   /* One line, its end and the slashes a route would double left out. */
@@ -175,7 +176,7 @@ int token_url_find(char *out, size_t cap) {
   if (len > 0 && text[len - 1] == '\r') len--;
   while (len > 0 && text[len - 1] == '/')
     len--;
-  bool ok = len < cap && len <= 1024 &&
+  bool ok = len < cap && len <= HTTP_URL_MAX &&
             ((len > 7 && memcmp(text, "http://", 7) == 0) ||
              (len > 8 && memcmp(text, "https://", 8) == 0));
   for (size_t i = 0; ok && i < len; i++)

@@ -577,7 +577,7 @@ int main(int argc, char **argv) {
     curl_global_cleanup();
     return 1;
   }
-  static char noted_url[1024];
+  static char noted_url[HTTP_URL_MAX];
   /* The note goes with the default file's token: a token from elsewhere is
    * for some other turnd, which must not be sent it. */
   const char *env_token = getenv("TURN_TOKEN");
