@@ -57,6 +57,7 @@ struct turnd {
   struct event *reap_ev;    /* owned: the store's writer committed (persist.c) */
   bool commit_armed;        /* commit_ev is active */
   struct run *dirty;        /* runs with events not yet in the store */
+  struct run *handed;       /* runs with events queued for the next hand-over */
   struct run *barrier;      /* runs waiting for the store before a model call */
   size_t ended_bytes;       /* memory of ended runs still kept (kept_bytes) */
   struct auth auth;         /* the paired devices (auth.h) */

@@ -77,9 +77,10 @@ static int feed_message(void *ctx, uint64_t n, const char *turn, uint64_t at_ms,
 }
 
 /* request_build_fn, on the builder's thread: the session's blocks, "[...]",
- * from one snapshot of what the store has committed. That is everything any
- * reader has been shown, since readers see committed events only, with their
- * messages (a message is queued before the events that follow it). */
+ * from one snapshot of what the store has committed. That holds every turn a
+ * reader has seen end, since readers see a turn's end only once it is
+ * committed, with its messages (a message is queued before the events that
+ * follow it); a running turn's last events may still wait for their commit. */
 static char *history_blocks_text(const void *cfg, const char *session_id) {
   const struct turnd *d = cfg;
   struct history *h = history_new();

@@ -13,6 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Hands what was queued to the store (now: to be committed without delay).
+ * Once the journal has it, the runs whose events went with it show them. */
+static uint64_t hand_over(struct turnd *d, bool now) {
+  uint64_t gen = store_commit(d->store, now);
+  bool journaled = store_journaled(d->store);
+  while (d->handed != NULL) {
+    struct run *r = d->handed;
+    d->handed = r->next_handed;
+    r->handed = false;
+    if (journaled) run_durable(r, r->stored);
+  }
+  return gen;
+}
+
 /* The end-of-iteration step: what this iteration wrote goes to the writer. */
 static void on_commit(evutil_socket_t fd, short events, void *arg) {
   (void)fd;
@@ -20,7 +34,7 @@ static void on_commit(evutil_socket_t fd, short events, void *arg) {
   struct turnd *d = arg;
   d->commit_armed = false;
   persist_pending(d);
-  store_commit(d->store);
+  hand_over(d, false);
   run_free_closing(d);
 }
 
@@ -49,7 +63,8 @@ static void pass_barriers(struct turnd *d) {
   }
 }
 
-/* The writer committed: readers may now be shown those events. */
+/* The writer committed: those events may leave memory (and readers be shown
+ * them, if the journal could not take them). */
 static void on_reap(evutil_socket_t fd, short events, void *arg) {
   (void)fd;
   (void)events;
@@ -62,7 +77,9 @@ static void on_reap(evutil_socket_t fd, short events, void *arg) {
 bool persist_barrier(struct run *r) {
   struct turnd *d = r->d;
   persist_pending(d);
-  uint64_t gen = store_commit(d->store);
+  /* Its runs are shown their events at the end of the iteration (on_commit),
+   * not from inside r's step. */
+  uint64_t gen = store_commit(d->store, true);
   if (store_committed(d->store) >= gen) return true;
   r->barrier_gen = gen;
   r->at_barrier = true;
@@ -112,6 +129,13 @@ static void hand_run(struct run *r, void *owner) {
     *p = r->next_dirty;
     r->dirty = false;
   }
+  if (owner == NULL && r->handed) { /* r is being freed: nobody to show */
+    struct run **p = &r->d->handed;
+    while (*p != r)
+      p = &(*p)->next_handed;
+    *p = r->next_handed;
+    r->handed = false;
+  }
   if (r->stored == r->n_events) return;
   /* Lines from stored on are in the log's window: it only drops stored lines. */
   size_t from = (r->stored == 0 ? 0 : r->line_end[r->stored - 1]) - r->log_base;
@@ -120,7 +144,14 @@ static void hand_run(struct run *r, void *owner) {
   r->stored = r->n_events;
   if (store_events_add(r->d->store, r->id, first, r->n_events - first, turnd_now_ms(),
                        (const char *)r->log.data + from, to - from, owner) == 0) {
-    if (owner != NULL) r->in_flight++;
+    if (owner != NULL) {
+      r->in_flight++;
+      if (!r->handed) {
+        r->handed = true;
+        r->next_handed = r->d->handed;
+        r->d->handed = r;
+      }
+    }
   } else if (owner != NULL) {
     run_committed(r, r->n_events); /* out of memory: shown, though never stored */
   }

@@ -1,10 +1,12 @@
 /* What turnd hands the store, and when: runs mark themselves dirty as they emit,
  * and one step at the end of the loop iteration queues each dirty run's new
  * events as one chunk and hands everything queued since the last step (messages
- * and sessions too) to the store's writer. When the writer has committed a
- * chunk, its run is told (run_committed): only then do readers see those
- * events, so what a reader saw survives a kill -9. At start-up it loads the
- * sessions and ends the turns a crash left running. */
+ * and sessions too) to the store, which journals it at once and commits it
+ * soon after. Once the journal has a chunk, readers see those events (a turn's
+ * end: once it is committed), so what a reader saw survives a kill -9; once the
+ * database has it, its run is told (run_committed) and the lines may leave
+ * memory. At start-up it loads the sessions and ends the turns a crash left
+ * running. */
 #ifndef TURND_PERSIST_H
 #define TURND_PERSIST_H
 

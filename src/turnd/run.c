@@ -91,6 +91,19 @@ static void follower_finish(struct follower *f) {
 
 static void follower_flush(struct follower *f);
 
+/* The lines readers may be handed: those a crash cannot take back (the journal
+ * or the database holds them), but a turn's end only once it is committed, so
+ * that a client that has the end finds all of the turn in the session's
+ * history. The turn's first line is the exception: it only names the turn, and
+ * a client wants that at once (to cancel, to re-attach) rather than after the
+ * iteration's hand-over. A crash before that leaves a turn the store never
+ * heard of: re-attaching to it is 404, not a different line. */
+static uint64_t lines_shown(const struct run *r) {
+  uint64_t n = r->durable;
+  if (r->ended && n == r->n_events && r->committed < n) n--;
+  return n > 0 ? n : r->n_events > 0 ? 1 : 0;
+}
+
 /* The slice handed over last has left turnd's buffer: hand over the next. */
 static void on_slice_written(struct evhttp_connection *conn, void *arg) {
   (void)conn;
@@ -106,7 +119,8 @@ static void on_slice_written(struct evhttp_connection *conn, void *arg) {
 static void follower_flush(struct follower *f) {
   struct run *r = f->run;
   if (f->writing) return;
-  if (f->next_off == SIZE_MAX && r->committed >= f->start_seq) {
+  uint64_t seen = lines_shown(r);
+  if (f->next_off == SIZE_MAX && seen >= f->start_seq) {
     f->next_off = r->line_end[f->start_seq - 1]; /* start_seq > 0 here */
     f->next_seq = f->start_seq;
   }
@@ -114,12 +128,6 @@ static void follower_flush(struct follower *f) {
     if (r->ended && r->n_events < f->start_seq) follower_finish(f);
     return;
   }
-  /* Readers see committed lines only: what they saw, a crash cannot take back.
-   * The turn's first line is the exception: it only names the turn, and a
-   * client wants that at once (to cancel, to re-attach) rather than after the
-   * store's next group commit. A crash before that commit leaves a turn the
-   * store never heard of: re-attaching to it is 404, not a different line. */
-  uint64_t seen = r->committed > 0 ? r->committed : r->n_events > 0 ? 1 : 0;
   size_t visible = seen == 0 ? 0 : r->line_end[seen - 1];
   struct evbuffer *buf = NULL;
   if (f->next_off < r->log_base) {
@@ -265,15 +273,26 @@ static void on_timer(evutil_socket_t fd, short events, void *arg) {
 
 static void trim_log(struct run *r);
 
+static void flush_followers(struct run *r) {
+  struct follower *f = r->followers;
+  while (f != NULL) {
+    struct follower *next = f->next; /* flush may free f */
+    follower_flush(f);
+    f = next;
+  }
+}
+
+void run_durable(struct run *r, uint64_t end_seq) {
+  if (end_seq <= r->durable) return;
+  r->durable = end_seq;
+  flush_followers(r);
+}
+
 void run_committed(struct run *r, uint64_t end_seq) {
   if (end_seq > r->committed) {
     r->committed = end_seq;
-    struct follower *f = r->followers;
-    while (f != NULL) {
-      struct follower *next = f->next; /* flush may free f */
-      follower_flush(f);
-      f = next;
-    }
+    if (end_seq > r->durable) r->durable = end_seq;
+    flush_followers(r);
     trim_log(r);
   }
   if (r->release_due && r->committed == r->n_events && r->in_flight == 0) {
@@ -437,7 +456,7 @@ static void run_append(struct run *r, turn_event *ev) {
     run_give_up(r);
     return;
   }
-  persist_run_dirty(r); /* its readers get it once it is committed */
+  persist_run_dirty(r); /* its readers get it once it is journaled */
   if (ev->type == TURN_EV_END) {
     mark_ended(r);
     if (r->session->running == r) r->session->running = NULL;

@@ -39,7 +39,9 @@ struct run {
   struct event *timer;        /* owned: the agent's waits, then the retain timer */
   struct follower *followers; /* readers streaming this run */
   uint64_t stored;            /* events handed to the store: seq < stored */
-  uint64_t committed;         /* events the store committed, which readers see */
+  uint64_t durable;           /* events the journal or the database holds, which
+                                 readers see (the end once committed) */
+  uint64_t committed;         /* events the store committed: durable >= committed */
   bool release_due;           /* retained long enough; waits for the commit */
   bool released;              /* on d->closing: freed at the end of the iteration */
   bool gave_up;               /* ended without its end event (run_give_up) */
@@ -53,6 +55,8 @@ struct run {
   struct run *next_barrier;   /* in d->barrier */
   bool dirty;                 /* stored < n_events, and we are on d->dirty */
   struct run *next_dirty;     /* in d->dirty */
+  bool handed;                /* events queued for the next hand-over: on d->handed */
+  struct run *next_handed;    /* in d->handed */
   struct run *next, *prev;    /* in the daemon's list (next: also in closing) */
   struct run *ended_next;     /* in the daemon's ended runs, oldest first */
 };
@@ -76,6 +80,9 @@ int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq,
 void run_drop_followers(struct turnd *d, bool (*still_paired)(void *ctx, int64_t device),
                         void *ctx);
 
+/* The store's journal holds r's events before end_seq (persist.c): a crash can
+ * no longer take them back, and readers are handed them. */
+void run_durable(struct run *r, uint64_t end_seq);
 /* The store committed r's events before end_seq (persist.c): readers are handed
  * them, and lines every reader has got leave memory. */
 void run_committed(struct run *r, uint64_t end_seq);

@@ -38,6 +38,10 @@ static const char *const migrations[] = {
     "  turn TEXT NOT NULL, first_seq INTEGER NOT NULL, n INTEGER NOT NULL,"
     "  at_ms INTEGER NOT NULL, lines BLOB NOT NULL,"
     "  PRIMARY KEY (turn, first_seq)) WITHOUT ROWID;",
+    /* 1 -> 2: the last hand-over the database carried out, so that at start-up
+     * the journal's later frames, and only those, are carried out again. */
+    "CREATE TABLE journal (gen INTEGER NOT NULL);"
+    "INSERT INTO journal (gen) VALUES (0);",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -80,6 +84,7 @@ struct store {
   struct writer writer;
   bool writer_started;
   struct write_list open; /* queued since the last store_commit() */
+  bool open_urgent;       /* open holds a turn's end: commit it without delay */
 };
 
 static void say(sqlite3 *db, const char *what) {
@@ -201,7 +206,7 @@ struct store *store_open(const char *dir, char *err, size_t cap) {
     }
   /* This connection only reads from now on, so it never checkpoints. */
   st->writer_started = true; /* writer_stop is safe on a half-started writer */
-  if (writer_start(&st->writer, path, err, cap) != 0) {
+  if (writer_start(&st->writer, path, dir, err, cap) != 0) {
     store_close(st);
     return NULL;
   }
@@ -211,7 +216,7 @@ struct store *store_open(const char *dir, char *err, size_t cap) {
 void store_close(struct store *st) {
   if (st == NULL) return;
   if (st->writer_started) {
-    store_commit(st);
+    store_commit(st, true);
     writer_stop(&st->writer); /* carries out what it was handed first */
   }
   write_list_free(&st->open);
@@ -229,34 +234,15 @@ void store_close(struct store *st) {
 static int queue(struct store *st, enum write_kind kind, const char *s0, const char *s1,
                  const char *s2, uint64_t n0, uint64_t n1, uint64_t n2, const void *blob,
                  size_t blob_len, void *owner) {
-  const char *s[3] = {s0, s1, s2};
-  size_t len[3], total = blob_len;
-  for (int i = 0; i < 3; i++) {
-    len[i] = s[i] != NULL ? strlen(s[i]) + 1 : 0;
-    total += len[i];
-  }
-  struct write *wr = malloc(sizeof *wr + total);
+  const char *const s[3] = {s0, s1, s2};
+  size_t len[3];
+  for (int i = 0; i < 3; i++)
+    len[i] = s[i] != NULL ? strlen(s[i]) : 0;
+  const uint64_t num[3] = {n0, n1, n2};
+  struct write *wr = write_new(kind, s, len, num, blob, blob_len, owner);
   if (wr == NULL) {
     fprintf(stderr, "turnd: store: out of memory; a write is lost\n");
     return -1;
-  }
-  memset(wr, 0, sizeof *wr);
-  wr->kind = kind;
-  wr->owner = owner;
-  wr->num[0] = n0;
-  wr->num[1] = n1;
-  wr->num[2] = n2;
-  char *p = wr->text;
-  for (int i = 0; i < 3; i++) {
-    if (s[i] == NULL) continue;
-    memcpy(p, s[i], len[i]);
-    wr->s[i] = p;
-    p += len[i];
-  }
-  if (blob != NULL) {
-    memcpy(p, blob, blob_len);
-    wr->blob = p;
-    wr->blob_len = blob_len;
   }
   if (st->open.first == NULL)
     st->open.first = wr;
@@ -266,8 +252,14 @@ static int queue(struct store *st, enum write_kind kind, const char *s0, const c
   return 0;
 }
 
-uint64_t store_commit(struct store *st) {
-  return writer_hand(&st->writer, &st->open);
+uint64_t store_commit(struct store *st, bool now) {
+  bool urgent = now || st->open_urgent;
+  st->open_urgent = false;
+  return writer_hand(&st->writer, &st->open, urgent);
+}
+
+bool store_journaled(const struct store *st) {
+  return writer_journaled(&st->writer);
 }
 
 uint64_t store_committed(struct store *st) {
@@ -288,7 +280,7 @@ void store_reap(struct store *st, store_done_cb *cb, void *ctx) {
 }
 
 void store_sync(struct store *st) {
-  store_commit(st);
+  store_commit(st, true);
   writer_wait(&st->writer);
 }
 
@@ -315,6 +307,9 @@ int store_events_add(struct store *st, const char *turn, uint64_t first_seq, uin
 }
 
 int store_turn_ended(struct store *st, const char *turn) {
+  /* A reader is shown a turn's end only once it is committed (run.c), so that
+   * the session's history then has all of the turn: no delay. */
+  st->open_urgent = true;
   return queue(st, WRITE_TURN_ENDED, turn, NULL, NULL, 0, 0, 0, NULL, 0, NULL);
 }
 

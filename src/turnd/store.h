@@ -1,11 +1,14 @@
 /* The store: sessions, their messages and every event of every turn, in one
  * SQLite database (DIR/turnd.db) in WAL mode. Writes are queued and cost the
- * caller a copy; store_commit() hands what was queued to a writer thread, which
- * carries out everything handed to it since its last commit in one transaction
- * (a group commit) and then makes store_fd() readable; store_reap() tells the
- * owner of each batch of events that it is committed. What was committed
- * survives a kill -9. Nothing here blocks on SQLite or the disk but start-up,
- * store_sync() and store_close().
+ * caller a copy; store_commit() appends what was queued to the journal
+ * (DIR/turnd.journal-0 and -1: one write(2), no sync) and hands it to a writer
+ * thread, which carries out everything handed to it since its last commit in
+ * one transaction (a group commit), at most COMMIT_DELAY_MS later (at once when
+ * asked), and then makes store_fd() readable; store_reap() tells the owner of
+ * each batch of events that it is committed. What was journaled survives a
+ * kill -9: at the next start the journal's frames that the database had not
+ * committed are carried out first. Nothing here blocks on SQLite or the disk
+ * but start-up, store_sync() and store_close(), and store_commit()'s append.
  *
  * Events are kept in runs of lines ("chunks"): all the events one turn emitted
  * in one loop iteration are one row, which keeps the row count far below the
@@ -43,9 +46,14 @@ int store_turn_add(struct store *st, const char *turn, const char *session,
 int store_events_add(struct store *st, const char *turn, uint64_t first_seq, uint64_t n,
                      uint64_t at_ms, const char *lines, size_t len, void *owner);
 int store_turn_ended(struct store *st, const char *turn);
-/* Hands what was queued to the writer; returns at once. Returns the number of
- * the hand-over that holds everything queued so far (0: nothing ever was). */
-uint64_t store_commit(struct store *st);
+/* Journals what was queued and hands it to the writer; returns once it is
+ * journaled. now: the writer commits it without delay (so does it when a turn's
+ * end is queued). Returns the number of the hand-over that holds everything
+ * queued so far. */
+uint64_t store_commit(struct store *st, bool now);
+/* Whether everything handed over so far is in the journal: false once an append
+ * failed (said on stderr), and then only committed writes survive a crash. */
+bool store_journaled(const struct store *st);
 /* The last hand-over the writer is done with: every write queued before it is
  * committed (or was refused). */
 uint64_t store_committed(struct store *st);

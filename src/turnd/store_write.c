@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const write_sql[WRITE__COUNT] = {
@@ -27,6 +28,14 @@ static const char *const write_what[WRITE__COUNT] = {
     [WRITE_TURN_ADD] = "turn",       [WRITE_EVENTS_ADD] = "events",
     [WRITE_TURN_ENDED] = "turn end",
 };
+
+/* How long hand-overs gather before the writer commits them, when the journal
+ * holds them meanwhile: the longer, the fewer commits, and a commit costs about
+ * the same for one turn's delta as for a hundred turns' (each turn's events sit
+ * on a page of their own, written whole). */
+#define COMMIT_DELAY_MS 50
+/* ... unless this much is queued: then it commits at once. */
+#define COMMIT_BYTES (8u << 20)
 
 /* The checkpointer is asked to copy the log back into the database each time
  * it grew by this many frames (pages). */
@@ -176,6 +185,47 @@ static void checkpointer_stop(struct checkpointer *cp) {
 
 /* ------------------------------------------------------------------ writer */
 
+struct write *write_new(enum write_kind kind, const char *const s[3],
+                        const size_t slen[3], const uint64_t num[3], const void *blob,
+                        size_t blob_len, void *owner) {
+  size_t total = blob_len;
+  for (int i = 0; i < 3; i++)
+    if (s[i] != NULL) total += slen[i] + 1;
+  struct write *wr = malloc(sizeof *wr + total);
+  if (wr == NULL) return NULL;
+  memset(wr, 0, sizeof *wr);
+  wr->kind = kind;
+  wr->owner = owner;
+  char *p = wr->text;
+  for (int i = 0; i < 3; i++) {
+    wr->num[i] = num[i];
+    if (s[i] == NULL) continue;
+    memcpy(p, s[i], slen[i]);
+    p[slen[i]] = '\0';
+    wr->s[i] = p;
+    p += slen[i] + 1;
+  }
+  if (blob != NULL) {
+    memcpy(p, blob, blob_len);
+    wr->blob = p;
+    wr->blob_len = blob_len;
+  }
+  return wr;
+}
+
+static size_t write_bytes(const struct write *wr) {
+  size_t n = wr->blob_len;
+  for (int i = 0; i < 3; i++)
+    if (wr->s[i] != NULL) n += strlen(wr->s[i]);
+  return n;
+}
+
+static uint64_t monotonic_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static void list_append(struct write_list *to, struct write_list *from) {
   if (from->first == NULL) return;
   if (to->first == NULL)
@@ -208,23 +258,49 @@ static void carry_out(struct writer *w, struct write *wr) {
   if (rc != SQLITE_DONE) say(w->db, write_what[wr->kind]);
 }
 
-/* All of batch in one transaction. A write the database refuses is said and
- * skipped; a commit it refuses takes the whole batch back (also said). Either
- * way the batch is done: the loop shows its events, which is all it can do. */
 static int step_once(sqlite3_stmt *s) {
   int rc = sqlite3_step(s);
   sqlite3_reset(s);
   return rc == SQLITE_DONE ? 0 : -1;
 }
 
-static void carry_out_batch(struct writer *w, struct write_list *batch) {
+/* All of batch in one transaction. A write the database refuses is said and
+ * skipped; a commit it refuses takes the whole batch back (also said). Either
+ * way the batch is done: the loop shows its events, which is all it can do.
+ * The batch holds every hand-over up to gen: the database records gen in the
+ * same transaction, so that at the next start the journal's frames after it,
+ * and only those, are carried out again. */
+static int carry_out_batch(struct writer *w, struct write_list *batch, uint64_t gen) {
   bool ok = step_once(w->begin) == 0;
   if (!ok) say(w->db, "begin");
   for (struct write *wr = batch->first; wr != NULL && ok; wr = wr->next)
     carry_out(w, wr);
+  if (ok) {
+    sqlite3_bind_int64(w->applied, 1, (sqlite3_int64)gen);
+    if (step_once(w->applied) != 0) say(w->db, "hand-over number");
+  }
   if (ok && step_once(w->commit) != 0) {
     say(w->db, "commit");
     exec(w->db, "ROLLBACK");
+    ok = false;
+  }
+  return ok ? 0 : -1;
+}
+
+/* Waits, with w->lock held, until the queue's commit is due: at once when it is
+ * urgent, when the store stops, when the journal does not hold everything or
+ * when much is queued; else COMMIT_DELAY_MS after the queue was last empty. */
+static void await_due(struct writer *w) {
+  for (;;) {
+    if (w->urgent || w->stop || !w->journaled || w->queued_bytes >= COMMIT_BYTES) return;
+    uint64_t due = w->queued_at_ms + COMMIT_DELAY_MS, now = monotonic_ms();
+    if (now >= due) return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t ns = (uint64_t)ts.tv_nsec + (due - now) * 1000000;
+    ts.tv_sec += (time_t)(ns / 1000000000);
+    ts.tv_nsec = (long)(ns % 1000000000);
+    pthread_cond_timedwait(&w->wake, &w->lock, &ts);
   }
 }
 
@@ -235,12 +311,18 @@ static void *writer_main(void *arg) {
     while (w->queue.first == NULL && !w->stop)
       pthread_cond_wait(&w->wake, &w->lock);
     if (w->queue.first == NULL) break; /* stop, and nothing left */
+    await_due(w);
     struct write_list batch = w->queue;
     uint64_t gen = w->handed_gen; /* the batch holds every hand-over up to it */
     w->queue.first = w->queue.last = NULL;
+    w->queued_bytes = 0;
+    w->urgent = false;
     w->busy = true;
     pthread_mutex_unlock(&w->lock);
-    carry_out_batch(w, &batch);
+    carry_out_batch(w, &batch, gen);
+    /* Refused or not, the batch is done (see carry_out_batch's callers): the
+     * journal need not keep it. */
+    journal_release(&w->journal, gen);
     pthread_mutex_lock(&w->lock);
     list_append(&w->done, &batch);
     w->done_gen = gen;
@@ -262,9 +344,56 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
-int writer_start(struct writer *w, const char *path, char *err, size_t cap) {
+/* The last hand-over the database has carried out. */
+static int applied_gen(sqlite3 *db, uint64_t *gen) {
+  sqlite3_stmt *s;
+  if (sqlite3_prepare_v2(db, "SELECT gen FROM journal", -1, &s, NULL) != SQLITE_OK)
+    return -1;
+  int rc = sqlite3_step(s) == SQLITE_ROW ? 0 : -1;
+  if (rc == 0) *gen = (uint64_t)sqlite3_column_int64(s, 0);
+  sqlite3_finalize(s);
+  return rc;
+}
+
+struct replay {
+  struct writer *w;
+  struct write_list all;
+  uint64_t gen;
+};
+
+static int replay_frame(void *ctx, uint64_t gen, struct write_list *l) {
+  struct replay *rp = ctx;
+  list_append(&rp->all, l);
+  rp->gen = gen;
+  return 0;
+}
+
+/* What the journal holds past the database's last hand-over is carried out in
+ * one transaction; only then are the journal's files emptied. */
+static int recover(struct writer *w, const char *dir, char *err, size_t cap) {
+  struct replay rp = {w, {NULL, NULL}, 0};
+  if (applied_gen(w->db, &rp.gen) != 0) {
+    snprintf(err, cap, "cannot read the last hand-over's number: %s",
+             sqlite3_errmsg(w->db));
+    return -1;
+  }
+  uint64_t before = rp.gen;
+  int rc = journal_replay(dir, rp.gen, replay_frame, &rp, err, cap);
+  if (rc == 0 && rp.gen > before && carry_out_batch(w, &rp.all, rp.gen) != 0) {
+    snprintf(err, cap, "cannot carry out the journal: %s", sqlite3_errmsg(w->db));
+    rc = -1;
+  }
+  write_list_free(&rp.all);
+  if (rc != 0) return -1;
+  w->handed_gen = w->done_gen = rp.gen;
+  return journal_open(&w->journal, dir, err, cap);
+}
+
+int writer_start(struct writer *w, const char *path, const char *dir, char *err,
+                 size_t cap) {
   memset(w, 0, sizeof *w);
   w->done_fd = -1;
+  w->journal.fd[0] = w->journal.fd[1] = -1;
   if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
       SQLITE_OK) {
     snprintf(err, cap, "cannot open %s for writing", path);
@@ -287,10 +416,14 @@ int writer_start(struct writer *w, const char *path, char *err, size_t cap) {
   if (sqlite3_prepare_v3(w->db, "BEGIN", -1, SQLITE_PREPARE_PERSISTENT, &w->begin,
                          NULL) != SQLITE_OK ||
       sqlite3_prepare_v3(w->db, "COMMIT", -1, SQLITE_PREPARE_PERSISTENT, &w->commit,
-                         NULL) != SQLITE_OK) {
+                         NULL) != SQLITE_OK ||
+      sqlite3_prepare_v3(w->db, "UPDATE journal SET gen = ?1", -1,
+                         SQLITE_PREPARE_PERSISTENT, &w->applied, NULL) != SQLITE_OK) {
     snprintf(err, cap, "cannot prepare a statement: %s", sqlite3_errmsg(w->db));
     return -1;
   }
+  if (recover(w, dir, err, cap) != 0) return -1;
+  w->journaled = true;
   if (checkpointer_start(&w->cp, path) != 0) {
     snprintf(err, cap, "cannot start the checkpointer for %s", path);
     return -1;
@@ -301,11 +434,21 @@ int writer_start(struct writer *w, const char *path, char *err, size_t cap) {
     snprintf(err, cap, "cannot create an eventfd: %s", strerror(errno));
     return -1;
   }
-  if (pthread_mutex_init(&w->lock, NULL) != 0) goto no_thread;
-  if (pthread_cond_init(&w->wake, NULL) != 0) {
+  /* The wait for a commit's due time is on the monotonic clock: a wall clock
+   * set back would hold commits back as long. */
+  pthread_condattr_t attr;
+  if (pthread_condattr_init(&attr) != 0) goto no_thread;
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  if (pthread_mutex_init(&w->lock, NULL) != 0) {
+    pthread_condattr_destroy(&attr);
+    goto no_thread;
+  }
+  if (pthread_cond_init(&w->wake, &attr) != 0) {
+    pthread_condattr_destroy(&attr);
     pthread_mutex_destroy(&w->lock);
     goto no_thread;
   }
+  pthread_condattr_destroy(&attr);
   if (pthread_cond_init(&w->idle, NULL) != 0) {
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->lock);
@@ -345,27 +488,65 @@ void writer_stop(struct writer *w) {
   }
   sqlite3_finalize(w->begin);
   sqlite3_finalize(w->commit);
-  w->begin = w->commit = NULL;
+  sqlite3_finalize(w->applied);
+  w->begin = w->commit = w->applied = NULL;
   sqlite3_close(w->db);
   w->db = NULL;
+  journal_close(&w->journal);
   if (w->done_fd >= 0) close(w->done_fd);
   w->done_fd = -1;
 }
 
-uint64_t writer_hand(struct writer *w, struct write_list *l) {
+uint64_t writer_hand(struct writer *w, struct write_list *l, bool urgent) {
   if (!w->started) return 0;
-  pthread_mutex_lock(&w->lock);
   bool handed = l->first != NULL;
+  size_t bytes = 0;
+  /* Journaled before the writer can see it, so that no commit comes first; the
+   * hand-over's number is ours to give (only this thread hands over). */
+  bool journaled = true;
   if (handed) {
+    journaled = journal_append(&w->journal, w->handed_gen + 1, l) == 0;
+    for (const struct write *wr = l->first; wr != NULL; wr = wr->next)
+      bytes += write_bytes(wr);
+  }
+  pthread_mutex_lock(&w->lock);
+  /* The writer waits on wake for a queue to become non-empty, and then for its
+   * commit to fall due: it is woken only when either changes, not for every
+   * hand-over that comes while it waits. */
+  bool wake = false;
+  if (handed) {
+    if (w->queue.first == NULL) {
+      w->queued_at_ms = monotonic_ms();
+      wake = true;
+    }
     list_append(&w->queue, l);
     w->handed_gen++;
+    if (w->queued_bytes < COMMIT_BYTES && w->queued_bytes + bytes >= COMMIT_BYTES)
+      wake = true;
+    w->queued_bytes += bytes;
+    if (!journaled && w->journaled) {
+      w->journaled = false;
+      wake = true;
+    }
+  }
+  /* Urgent only while something waits: what the writer holds is committed
+   * without delay already. */
+  if (urgent && w->queue.first != NULL && !w->urgent) {
+    w->urgent = true;
+    wake = true;
   }
   uint64_t gen = w->handed_gen;
   pthread_mutex_unlock(&w->lock);
   /* Signalled with the lock released: a writer woken while the loop still
    * held it would at once sleep again on the lock. */
-  if (handed) pthread_cond_signal(&w->wake);
+  if (wake) pthread_cond_signal(&w->wake);
   return gen;
+}
+
+bool writer_journaled(const struct writer *w) {
+  /* Only the loop's thread sets it false (in writer_hand), and it is the one
+   * asking. */
+  return w->journaled;
 }
 
 uint64_t writer_done_gen(struct writer *w) {
@@ -379,6 +560,10 @@ uint64_t writer_done_gen(struct writer *w) {
 void writer_wait(struct writer *w) {
   if (!w->started) return;
   pthread_mutex_lock(&w->lock);
+  if (w->queue.first != NULL) {
+    w->urgent = true;
+    pthread_cond_signal(&w->wake);
+  }
   while (w->queue.first != NULL || w->busy)
     pthread_cond_wait(&w->idle, &w->lock);
   pthread_mutex_unlock(&w->lock);

@@ -2,10 +2,16 @@
  * thread and carried out by a thread of its own, on a connection of its own, so
  * that neither SQLite's work nor the disk ever holds up the loop.
  *
- *   loop:    store_*_add  -> open batch  --store_commit-->  queue
+ *   loop:    store_*_add  -> open batch  --store_commit-->  journal, then queue
  *   writer:  queue -> one transaction (all that is queued, however many
  *            batches: a group commit) -> done list, and the eventfd is written
  *   loop:    store_reap: done list -> the owners of events, then freed
+ *
+ * Each hand-over is appended to the journal (store_journal.h) before it is
+ * queued, and survives a kill -9 from then on. So the writer need not commit at
+ * once: it lets hand-overs gather for up to COMMIT_DELAY_MS, and commits at once
+ * only when asked to (a hand-over marked urgent, writer_wait) or when the
+ * journal is off.
  *
  * A second thread checkpoints the WAL with a third connection, so the writer
  * seldom waits for the checkpoint's syncs either. Under steady writes that
@@ -15,6 +21,8 @@
  * checkpointer first, which bounds the log whatever the disk's speed. */
 #ifndef TURND_STORE_WRITE_H
 #define TURND_STORE_WRITE_H
+
+#include "store_journal.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -48,6 +56,13 @@ struct write_list {
   struct write *first, *last;
 };
 
+/* A write of kind with up to three strings (s[i] NULL: none; slen[i] bytes
+ * each, a NUL is added) and a blob, all copied into it. Returns it (owned,
+ * next NULL), or NULL when out of memory. */
+struct write *write_new(enum write_kind kind, const char *const s[3],
+                        const size_t slen[3], const uint64_t num[3], const void *blob,
+                        size_t blob_len, void *owner);
+
 struct checkpointer {
   pthread_t thread;
   pthread_mutex_t lock;
@@ -69,6 +84,8 @@ struct writer {
   sqlite3 *db; /* the writer thread's connection; nothing else touches it */
   sqlite3_stmt *stmt[WRITE__COUNT];
   sqlite3_stmt *begin, *commit; /* prepared once: each batch runs both */
+  sqlite3_stmt *applied;        /* records the batch's last hand-over */
+  struct journal journal;
   struct checkpointer cp;
   int done_fd; /* eventfd: readable while writes wait in done */
   pthread_t thread;
@@ -77,22 +94,35 @@ struct writer {
   pthread_cond_t idle;     /* the writer took nothing and holds nothing */
   struct write_list queue; /* handed over, not yet taken */
   struct write_list done;  /* carried out (or refused), not yet reaped */
-  uint64_t handed_gen;     /* hand-overs so far (each numbered from 1) */
+  uint64_t handed_gen;     /* the last hand-over's number (they go on from
+                              one start to the next: the journal's frames
+                              carry them) */
   uint64_t done_gen;       /* the last hand-over whose writes are all done */
+  uint64_t queued_at_ms;   /* CLOCK_MONOTONIC when the queue last became
+                              non-empty: the commit is due COMMIT_DELAY_MS on */
+  size_t queued_bytes;     /* of the queue's writes' data */
+  bool urgent;             /* commit what is queued without waiting */
+  bool journaled;          /* every hand-over so far is in the journal */
   bool busy;               /* the writer holds a batch */
   bool stop;
   bool started;
 };
 
-/* Opens the writer's connection to path (whose schema is current) and starts
- * its threads. Returns 0, or -1 with the reason in err[0..cap). */
-int writer_start(struct writer *w, const char *path, char *err, size_t cap);
+/* Opens the writer's connection to path (whose schema is current), carries out
+ * what dir's journal holds past the database's last hand-over, and starts its
+ * threads. Returns 0, or -1 with the reason in err[0..cap). */
+int writer_start(struct writer *w, const char *path, const char *dir, char *err,
+                 size_t cap);
 /* Lets the writer finish what it was handed, stops it and frees what is left
  * (owners are not called). Safe on a writer that failed to start or is zeroed. */
 void writer_stop(struct writer *w);
-/* Appends the list to the writer's queue (the list is emptied). Returns the
- * number of the hand-over that holds everything queued so far. */
-uint64_t writer_hand(struct writer *w, struct write_list *l);
+/* Appends the list to the journal and then to the writer's queue (the list is
+ * emptied); urgent: the writer commits it without waiting. Returns the number of
+ * the hand-over that holds everything queued so far. */
+uint64_t writer_hand(struct writer *w, struct write_list *l, bool urgent);
+/* Whether every hand-over so far is in the journal (then it survives a kill -9
+ * before its commit). */
+bool writer_journaled(const struct writer *w);
 /* The last hand-over whose writes are all done. */
 uint64_t writer_done_gen(struct writer *w);
 /* Blocks until everything handed over is done. */

@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,8 +59,8 @@ static int setup(void **state) {
 static int teardown(void **state) {
   struct fixture *fx = *state;
   store_close(fx->st);
-  static const char *const files[] = {"turnd.db", "turnd.db-wal", "turnd.db-shm",
-                                      "turnd.lock"};
+  static const char *const files[] = {"turnd.db",   "turnd.db-wal",    "turnd.db-shm",
+                                      "turnd.lock", "turnd.journal-0", "turnd.journal-1"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     char path[128];
     snprintf(path, sizeof path, "%s/%s", fx->dir, files[i]);
@@ -287,6 +289,134 @@ static void unended_turns_know_whether_their_messages_are_last(void **state) {
                    strlen("t-1/s-1 next=1 m=2 last=0;t-3/s-2 next=0 m=1 last=1;"));
 }
 
+/* Runs write(st) in a child process on the fixture's folder and kills the child
+ * as kill -9 would, right after: its writer gets no chance to commit what the
+ * last store_commit handed over (it lets hand-overs gather first). The
+ * fixture's store is closed first and opened again after. */
+static void crash_after(struct fixture *fx, void (*write)(struct store *st)) {
+  store_close(fx->st);
+  fx->st = NULL;
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    char err[256];
+    struct store *st = store_open(fx->dir, err, sizeof err);
+    if (st == NULL) _exit(2);
+    write(st);
+    raise(SIGKILL);
+    _exit(3);
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
+static void reopen(struct fixture *fx) {
+  char err[256];
+  fx->st = store_open(fx->dir, err, sizeof err);
+  if (fx->st == NULL) fail_msg("store_open: %s", err);
+}
+
+static void one_hand_over(struct store *st) {
+  store_turn_add(st, "t-9", "s-9", 1);
+  store_events_add(st, "t-9", 0, 2, 1, "a\nb\n", 4, NULL);
+  store_commit(st, false);
+}
+
+/* What was handed over is in the journal before it is committed, and a crash
+ * in between loses none of it: the next start carries it out (the turn and
+ * its events), then empties the journal. */
+static void a_crash_before_the_commit_loses_nothing_handed_over(void **state) {
+  struct fixture *fx = *state;
+  crash_after(fx, one_hand_over);
+  assert_true(file_size(fx, "turnd.journal-0") > 0);
+  reopen(fx);
+  char seen[256] = "";
+  assert_int_equal(store_turn_events_each(fx->st, "t-9", 0, collect_chunk, seen), 0);
+  assert_string_equal(seen, "t-9@0+2;");
+  assert_int_equal(store_turn_exists(fx->st, "t-9"), 1);
+  assert_int_equal(file_size(fx, "turnd.journal-0"), 0);
+}
+
+static void two_hand_overs(struct store *st) {
+  store_turn_add(st, "t-9", "s-9", 1);
+  store_events_add(st, "t-9", 0, 1, 1, "a\n", 2, NULL);
+  store_commit(st, false);
+  store_events_add(st, "t-9", 1, 1, 1, "b\n", 2, NULL);
+  store_commit(st, false);
+}
+
+/* A frame the crash cut short (its write never returned, so nobody was shown
+ * it) is dropped; the whole frames before it are carried out. */
+static void a_frame_cut_short_is_dropped(void **state) {
+  struct fixture *fx = *state;
+  crash_after(fx, two_hand_overs);
+  char path[128];
+  snprintf(path, sizeof path, "%s/turnd.journal-0", fx->dir);
+  long size = file_size(fx, "turnd.journal-0");
+  assert_true(size > 1);
+  assert_int_equal(truncate(path, size - 1), 0);
+  reopen(fx);
+  char seen[256] = "";
+  assert_int_equal(store_turn_events_each(fx->st, "t-9", 0, collect_chunk, seen), 0);
+  assert_string_equal(seen, "t-9@0+1;");
+}
+
+static void committed_then_more(struct store *st) {
+  two_hand_overs(st);
+  store_sync(st); /* both committed; the journal still holds them */
+  store_events_add(st, "t-9", 2, 1, 1, "c\n", 2, NULL);
+  store_commit(st, false);
+}
+
+static void one_more(struct store *st) {
+  store_events_add(st, "t-9", 3, 1, 1, "d\n", 2, NULL);
+  store_commit(st, false);
+}
+
+/* Opens the fixture's store again with stderr in a file, and returns what the
+ * store said there (the first 255 bytes). */
+static void reopen_quietly(struct fixture *fx, char said[256]) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/said", fx->dir);
+  fflush(stderr);
+  int saved = dup(2);
+  FILE *f = fopen(path, "w+");
+  assert_non_null(f);
+  dup2(fileno(f), 2);
+  reopen(fx);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  rewind(f);
+  size_t n = fread(said, 1, 255, f);
+  said[n] = '\0';
+  fclose(f);
+  remove(path);
+}
+
+/* Frames the database committed before the crash are not carried out again
+ * (each would be refused as a repeated row, and said); the later one is. The
+ * numbers go on from one start to the next: a frame of the next run is not
+ * taken for one already committed. */
+static void committed_frames_are_not_carried_out_again(void **state) {
+  struct fixture *fx = *state;
+  crash_after(fx, committed_then_more);
+  char said[256];
+  reopen_quietly(fx, said);
+  assert_string_equal(said, "");
+  char seen[256] = "";
+  assert_int_equal(store_turn_events_each(fx->st, "t-9", 0, collect_chunk, seen), 0);
+  assert_string_equal(seen, "t-9@0+1;t-9@1+1;t-9@2+1;");
+  crash_after(fx, one_more);
+  reopen_quietly(fx, said);
+  assert_string_equal(said, "");
+  seen[0] = '\0';
+  assert_int_equal(store_turn_events_each(fx->st, "t-9", 0, collect_chunk, seen), 0);
+  assert_string_equal(seen, "t-9@0+1;t-9@1+1;t-9@2+1;t-9@3+1;");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(steady_writes_keep_the_log_bounded, setup,
@@ -301,6 +431,11 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(unended_turns_know_whether_their_messages_are_last,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(a_crash_before_the_commit_loses_nothing_handed_over,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(a_frame_cut_short_is_dropped, setup, teardown),
+      cmocka_unit_test_setup_teardown(committed_frames_are_not_carried_out_again, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
