@@ -293,7 +293,7 @@ int journal_replay(const char *dir, uint64_t applied_gen, journal_replay_cb *cb,
       snprintf(err, cap, "cannot read %s", path[i]);
       rc = -1;
     }
-  if (rc == 0) qsort(fr.items, fr.n, sizeof *fr.items, by_gen);
+  if (rc == 0 && fr.n > 0) qsort(fr.items, fr.n, sizeof *fr.items, by_gen);
   uint64_t next = applied_gen + 1;
   for (size_t i = 0; i < fr.n && rc == 0; i++) {
     if (fr.items[i].gen < next) continue; /* committed before the crash */
