@@ -522,6 +522,16 @@ static bool in_window(const struct agent *a, uint64_t now_ms) {
   return now_ms < a->window_end_ms && a->window_end_ms - now_ms <= a->limits.coalesce_ms;
 }
 
+/* Whether a delta at now_ms belongs to the burst of the one before: it came
+ * within a window of it. One that comes later is the first of a new burst and
+ * goes at once, even if held text went out since and opened a window of its
+ * own: a provider that fell behind and caught up in a rush, then went on at
+ * its pace, is not held back all along. (A clock set back counts as soon.) */
+static bool in_burst(const struct agent *a, uint64_t now_ms) {
+  return a->last_delta_ms != 0 &&
+         (now_ms < a->last_delta_ms || now_ms - a->last_delta_ms < a->limits.coalesce_ms);
+}
+
 /* Sends the held text as one event, or its first TEXT_EVENT_MAX bytes or so (cut
  * between characters) when there is more: the rest goes at the next step, and
  * the next window starts once all of it is out. */
@@ -564,8 +574,10 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
      * window to end and go out together: a fast model's tiny deltas would
      * otherwise cost every client an event each. The first of a burst goes at
      * once. (The script's are its test's to count: never held.) */
-    if (a->external && a->limits.coalesce_ms > 0 && in_window(a, now_ms) &&
-        turn_buf_append(&a->held, delta.p, delta.len) == 0) {
+    bool held = a->external && a->limits.coalesce_ms > 0 && in_window(a, now_ms) &&
+                in_burst(a, now_ms);
+    a->last_delta_ms = now_ms;
+    if (held && turn_buf_append(&a->held, delta.p, delta.len) == 0) {
       a->held_kind = ev->kind;
       go_on(out);
       return;
@@ -851,7 +863,7 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
    * burst (after a tool's result, say), goes out at once. */
   if (out->kind == AGENT_EMIT && out->ev.type != TURN_EV_TEXT &&
       out->ev.type != TURN_EV_REASONING)
-    a->window_end_ms = 0;
+    a->window_end_ms = a->last_delta_ms = 0;
 }
 
 static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *out) {

@@ -129,7 +129,10 @@ struct agent {
   struct agent_limits limits;
   turn_buf held;                   /* coalesced text not yet sent */
   enum model_event_kind held_kind; /* MODEL_EV_TEXT or MODEL_EV_REASONING */
-  uint64_t window_end_ms;          /* deltas before this are held */
+  uint64_t window_end_ms;          /* deltas of a burst before this are held */
+  uint64_t last_delta_ms;          /* when the last delta came (0: none since
+                                      another event): one that comes a whole
+                                      window later starts a burst */
   bool tool_has_event;             /* SHELL_TOOL: an event waits in what follows */
   bool tool_done;                  /* ... it is the result (else a progress line) */
   bool tool_ok;                    /* ... */

@@ -527,6 +527,42 @@ static void close_deltas_go_out_together(void **state) {
   rig_fini(&r);
 }
 
+/* A delta that comes a whole window after the one before is the first of a new
+ * burst and goes at once, though held text went out since and opened a window
+ * of its own: a provider that caught up in a rush and then went on at its pace
+ * is not held back at every delta after. */
+static void a_delta_a_window_after_the_last_goes_at_once(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  set_limits(&r, 0, 0, 15);
+  pump(&r);
+  feed(&r, text_ev(MODEL_EV_TEXT, "a"));
+  pump(&r);
+  r.now += 2;
+  feed(&r, text_ev(MODEL_EV_TEXT, "b")); /* the rush: held */
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_int_equal(r.await_ms, 13);
+  r.now += r.await_ms;
+  pump(&r);
+  assert_string_equal(r.last_text, "b"); /* out at 15: a window on to 30 */
+  r.now += 5;
+  feed(&r, text_ev(MODEL_EV_TEXT, "c")); /* 18 ms after b: a burst of its own */
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_string_equal(r.log, "turn [call] text text text ");
+  assert_string_equal(r.last_text, "c");
+  assert_int_equal(r.await_ms, 0);
+  r.now += 3;
+  feed(&r, text_ev(MODEL_EV_TEXT, "d")); /* 3 ms after c: held again */
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_int_equal(r.await_ms, 12);
+  feed(&r, stop_ev(MODEL_STOP_END_TURN));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_non_null(strstr(r.log, "text text text text end"));
+  assert_non_null(strstr(r.messages[1], "\"text\":\"abcd\""));
+  rig_fini(&r);
+}
+
 /* A provider's delta too big for one line of 1 MiB (escaped, a byte can take
  * six) goes out as several events of at most 160 KiB, each cut between
  * characters, with or without coalescing; the reply keeps it whole. */
@@ -1081,6 +1117,7 @@ int main(void) {
       cmocka_unit_test(a_clock_set_back_holds_nothing),
       cmocka_unit_test(big_deltas_go_out_in_pieces),
       cmocka_unit_test(held_text_is_sent_before_a_cancel),
+      cmocka_unit_test(a_delta_a_window_after_the_last_goes_at_once),
       cmocka_unit_test(another_event_ends_the_burst),
       cmocka_unit_test(uncounted_replies_are_told_once),
       cmocka_unit_test(an_uncounted_retry_is_told),
