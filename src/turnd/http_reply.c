@@ -1,6 +1,8 @@
 /* Whole JSON answers: compact, UTF-8, with the content type set. */
 #include "http_reply.h"
 
+#include "loop_prio.h"
+
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/http.h>
@@ -74,6 +76,8 @@ void http_stream_start(struct evhttp_request *req) {
   evutil_socket_t fd = bev != NULL ? bufferevent_getfd(bev) : -1;
   int one = 1;
   if (fd >= 0) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  /* A stream's writes go before new requests (loop_prio.h). */
+  if (bev != NULL) bufferevent_priority_set(bev, LOOP_PRIO_STREAM);
   struct evkeyvalq *headers = evhttp_request_get_output_headers(req);
   evhttp_add_header(headers, "Content-Type", "application/x-ndjson");
   evhttp_add_header(headers, "Cache-Control", "no-store");

@@ -3,6 +3,7 @@
 #include "admin.h"
 #include "auth_db.h"
 #include "daemon.h"
+#include "loop_prio.h"
 #include "options.h"
 #include "model_config.h"
 #include "model_http.h"
@@ -227,7 +228,8 @@ int main(int argc, char **argv) {
          SIG_IGN); /* a client gone mid-write is an error to handle, not a kill */
 
   struct event_base *base = event_base_new();
-  if (base == NULL) {
+  if (base == NULL || event_base_priority_init(base, LOOP_PRIOS) != 0) {
+    if (base != NULL) event_base_free(base);
     fprintf(stderr, "turnd: cannot create the event loop\n");
     return 1;
   }

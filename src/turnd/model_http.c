@@ -13,6 +13,7 @@
 #include "model_http.h"
 
 #include "credential.h"
+#include "loop_prio.h"
 
 #include <curl/curl.h>
 #include <event2/event.h>
@@ -516,7 +517,8 @@ static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *s
                ((what & CURL_POLL_OUT) ? EV_WRITE : 0);
   if (ev != NULL) event_free(ev);
   ev = event_new(mh->base, s, kind, on_socket_ready, mh);
-  if (ev == NULL || event_add(ev, NULL) != 0) {
+  if (ev == NULL || event_priority_set(ev, LOOP_PRIO_STREAM) != 0 ||
+      event_add(ev, NULL) != 0) {
     if (ev != NULL) event_free(ev);
     curl_multi_assign(mh->multi, s, NULL);
     return -1;
@@ -547,7 +549,8 @@ struct model_http *model_http_new(struct event_base *base) {
   mh->base = base;
   mh->multi = curl_multi_init();
   mh->timer = evtimer_new(base, on_timer, mh);
-  if (mh->multi == NULL || mh->timer == NULL) {
+  if (mh->multi == NULL || mh->timer == NULL ||
+      event_priority_set(mh->timer, LOOP_PRIO_STREAM) != 0) {
     model_http_free(mh);
     return NULL;
   }

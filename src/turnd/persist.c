@@ -4,6 +4,7 @@
 #include "persist.h"
 
 #include "daemon.h"
+#include "loop_prio.h"
 #include "run.h"
 #include "session.h"
 #include "store.h"
@@ -323,7 +324,10 @@ int persist_start(struct turnd *d) {
   }
   d->commit_ev = event_new(d->base, -1, 0, on_commit, d);
   d->reap_ev = event_new(d->base, store_fd(d->store), EV_READ | EV_PERSIST, on_reap, d);
-  if (d->commit_ev == NULL || d->reap_ev == NULL || event_add(d->reap_ev, NULL) != 0 ||
+  if (d->commit_ev == NULL || d->reap_ev == NULL ||
+      event_priority_set(d->commit_ev, LOOP_PRIO_STREAM) != 0 ||
+      event_priority_set(d->reap_ev, LOOP_PRIO_STREAM) != 0 ||
+      event_add(d->reap_ev, NULL) != 0 ||
       store_sessions_each(d->store, load_session, d) != 0 ||
       store_unended_each(d->store, end_unended, d) != 0) {
     fprintf(stderr, "turnd: cannot read the store in %s\n", d->opt->data_dir);

@@ -10,6 +10,7 @@
 
 #include "daemon.h"
 #include "http_reply.h"
+#include "loop_prio.h"
 #include "persist.h"
 #include "replay.h"
 #include "session.h"
@@ -544,7 +545,9 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
   r->order = turn_order_new(NULL);
   r->timer = evtimer_new(d->base, on_timer, r);
   turn_buf_init(&r->log, RUN_LOG_CAP, NULL);
+  /* Its timer lets coalesced text out: part of the stream (loop_prio.h). */
   if (r->order == NULL || r->timer == NULL ||
+      event_priority_set(r->timer, LOOP_PRIO_STREAM) != 0 ||
       agent_init(&r->agent, d->model.external ? NULL : script_pick(&d->script, text),
                  text, r->id, s->id, d->opt->approval_timeout_s) != 0) {
     turn_order_free(r->order);
