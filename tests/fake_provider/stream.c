@@ -75,9 +75,10 @@ struct stream {
   struct event *timer;            /* owned: the next piece, or the cut */
   struct piece *pieces;           /* owned; n <= cap */
   size_t n, cap;
-  size_t sent;     /* pieces handed to evhttp; <= n */
-  bool paced;      /* delays count from the last piece's due time, not its send */
-  uint64_t due_ns; /* paced: when the last piece armed was due (CLOCK_MONOTONIC) */
+  size_t sent;      /* pieces handed to evhttp; <= n */
+  bool paced;       /* delays count from the last piece's due time, not its send */
+  uint64_t due_ns;  /* paced: when the last piece armed was due (CLOCK_MONOTONIC) */
+  uint64_t sent_ns; /* paced: when the last pass that sent pieces ran */
   enum stream_end end;
   enum stream_state state;
 };
@@ -255,12 +256,23 @@ static uint64_t now_ns(void) {
 
 /* A paced stream waits until its own schedule says, however late this pass is:
  * timers re-armed from "now" in a pass that fires several streams' timers
- * would leave those streams in step for good, their events in bursts. */
+ * would leave those streams in step for good, their events in bursts. But a
+ * stream that fell behind (this process was busy: a hundred requests at once)
+ * does not catch up in a burst either: it skips to the first time on its own
+ * schedule that is at least the piece's delay less PACE_SLACK_MS after the
+ * last pass that sent, so that pieces meant to be apart stay apart (timed's,
+ * past turnd's coalescing window) and streams started apart stay apart. */
+#define PACE_SLACK_MS 4
 static void arm(struct stream *s, unsigned delay_ms) {
   uint64_t wait_us = (uint64_t)delay_ms * 1000u;
   if (s->paced) {
     uint64_t now = now_ns();
     s->due_ns += (uint64_t)delay_ms * 1000000u;
+    if (delay_ms > PACE_SLACK_MS && s->sent_ns > 0) {
+      uint64_t earliest = s->sent_ns + (uint64_t)(delay_ms - PACE_SLACK_MS) * 1000000u;
+      while (s->due_ns < earliest)
+        s->due_ns += (uint64_t)delay_ms * 1000000u;
+    }
     wait_us = s->due_ns > now ? (s->due_ns - now) / 1000u : 0;
   }
   struct timeval tv = {.tv_sec = (time_t)(wait_us / 1000000u),
@@ -329,6 +341,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg) {
   }
   if (s->state != STATE_SENDING) return;
   /* Events due at once go in this pass: "many" sends all of its in one go. */
+  if (s->paced) s->sent_ns = now_ns();
   do
     send_piece(s);
   while (s->sent < s->n && s->pieces[s->sent].delay_ms == 0);
