@@ -946,6 +946,7 @@ static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *o
         else
           convo_thinking(&a->convo, delta, now_ms);
         a->has_inbox = false;
+        a->last_delta_ms = now_ms;
       }
       flush_held(a, now_ms, out);
       return;

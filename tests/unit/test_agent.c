@@ -504,6 +504,15 @@ static void close_deltas_go_out_together(void **state) {
   pump(&r);
   assert_string_equal(r.log, "turn [call] text text text text ");
   assert_string_equal(r.last_text, "yz");
+  /* z came with y: a delta soon after z is of z's burst, and waits. */
+  r.now += 3;
+  feed(&r, text_ev(MODEL_EV_TEXT, "w"));
+  assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+  assert_string_equal(r.log, "turn [call] text text text text ");
+  assert_int_equal(r.await_ms, 12);
+  r.now += r.await_ms;
+  pump(&r);
+  assert_string_equal(r.last_text, "w");
   /* Held text goes before a call starts, and a delta long after goes at once. */
   r.now += 30;
   feed(&r, text_ev(MODEL_EV_TEXT, "d"));
@@ -511,7 +520,7 @@ static void close_deltas_go_out_together(void **state) {
   feed(&r,
        (struct model_event){.kind = MODEL_EV_TOOL_START, .id = "c1", .name = "clock"});
   pump(&r);
-  assert_string_equal(r.log, "turn [call] text text text text text tool_use ");
+  assert_string_equal(r.log, "turn [call] text text text text text text tool_use ");
   assert_string_equal(r.last_text, "d");
   feed(&r, (struct model_event){.kind = MODEL_EV_TOOL_END, .text = "{}", .len = 2});
   pump(&r);
@@ -523,7 +532,7 @@ static void close_deltas_go_out_together(void **state) {
   assert_string_equal(r.last_text, "e");
   feed(&r, stop_ev(MODEL_STOP_END_TURN));
   assert_int_equal(pump(&r), AGENT_END);
-  assert_non_null(strstr(r.messages[1], "\"text\":\"abcxyzd\""));
+  assert_non_null(strstr(r.messages[1], "\"text\":\"abcxyzwd\""));
   rig_fini(&r);
 }
 
