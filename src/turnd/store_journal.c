@@ -130,7 +130,7 @@ int journal_append(struct journal *j, uint64_t gen, const struct write_list *l) 
     fprintf(stderr,
             "turnd: store: cannot append to %s (%s); events now wait for the"
             " database\n",
-            j->path[cur], f == NULL ? "out of memory" : strerror(errno));
+            j->path[cur], f == NULL ? "no frame: out of memory" : strerror(errno));
     j->on = false;
     return -1;
   }
@@ -195,6 +195,10 @@ static int read_file(const char *path, unsigned char **data, size_t *len) {
   }
   close(fd);
   if (buf == NULL) return -1;
+  if (got != size) { /* a frame not read would be lost when the files are emptied */
+    free(buf);
+    return -1;
+  }
   *data = buf;
   *len = got;
   return 0;

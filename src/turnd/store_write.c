@@ -277,13 +277,18 @@ static int carry_out_batch(struct writer *w, struct write_list *batch, uint64_t 
     carry_out(w, wr);
   if (ok) {
     sqlite3_bind_int64(w->applied, 1, (sqlite3_int64)gen);
-    if (step_once(w->applied) != 0) say(w->db, "hand-over number");
+    if (step_once(w->applied) != 0) {
+      /* Committed without its number, the batch would be carried out again
+       * after a crash, an older session row over a newer one. */
+      say(w->db, "hand-over number");
+      ok = false;
+    }
   }
   if (ok && step_once(w->commit) != 0) {
     say(w->db, "commit");
-    exec(w->db, "ROLLBACK");
     ok = false;
   }
+  if (!ok) exec(w->db, "ROLLBACK");
   return ok ? 0 : -1;
 }
 
@@ -319,10 +324,17 @@ static void *writer_main(void *arg) {
     w->urgent = false;
     w->busy = true;
     pthread_mutex_unlock(&w->lock);
-    carry_out_batch(w, &batch, gen);
-    /* Refused or not, the batch is done (see carry_out_batch's callers): the
-     * journal need not keep it. */
-    journal_release(&w->journal, gen);
+    /* Refused or not, the batch is done for the loop (its events are shown).
+     * A refused one stays in the journal, and so does all that follows it: a
+     * file emptied past it would leave a gap that the next start's replay
+     * stops at, losing the later frames readers were shown. The next start
+     * carries it out again. */
+    if (carry_out_batch(w, &batch, gen) != 0 && !w->keep_journal) {
+      w->keep_journal = true;
+      fprintf(stderr, "turnd: store: a commit failed; the journal keeps everything from"
+                      " now on, for the next start to carry out again\n");
+    }
+    if (!w->keep_journal) journal_release(&w->journal, gen);
     pthread_mutex_lock(&w->lock);
     list_append(&w->done, &batch);
     w->done_gen = gen;

@@ -103,6 +103,8 @@ struct writer {
   size_t queued_bytes;     /* of the queue's writes' data */
   bool urgent;             /* commit what is queued without waiting */
   bool journaled;          /* every hand-over so far is in the journal */
+  bool keep_journal;       /* a batch was refused: the journal is emptied no more
+                              (the writer's thread alone reads and sets it) */
   bool busy;               /* the writer holds a batch */
   bool stop;
   bool started;

@@ -73,10 +73,11 @@ static int teardown(void **state) {
 }
 
 /* The store's files are the owner's alone, whatever the umask and the folder:
- * 0600, its log and shared memory too. */
+ * 0600, its log, shared memory and journal too. */
 static void the_files_are_the_owners_alone(void **state) {
   struct fixture *fx = *state;
-  static const char *const files[] = {"turnd.db", "turnd.db-wal", "turnd.db-shm"};
+  static const char *const files[] = {"turnd.db", "turnd.db-wal", "turnd.db-shm",
+                                      "turnd.journal-0", "turnd.journal-1"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     char path[128];
     snprintf(path, sizeof path, "%s/%s", fx->dir, files[i]);
