@@ -5,6 +5,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -82,6 +83,21 @@ void http_stream_start(struct evhttp_request *req) {
   evhttp_add_header(headers, "Content-Type", "application/x-ndjson");
   evhttp_add_header(headers, "Cache-Control", "no-store");
   evhttp_send_reply_start(req, 200, "OK");
+}
+
+bool http_stream_write_now(struct evhttp_request *req) {
+  struct evhttp_connection *conn = evhttp_request_get_connection(req);
+  struct bufferevent *bev = conn != NULL ? evhttp_connection_get_bufferevent(conn) : NULL;
+  if (bev == NULL) return false;
+  struct evbuffer *out = bufferevent_get_output(bev);
+  evutil_socket_t fd = bufferevent_getfd(bev);
+  while (evbuffer_get_length(out) > 0)
+    if (evbuffer_write(out, fd) <= 0) return false; /* full, or failed: evhttp sees */
+  /* evhttp asked to be told once the socket took the chunk; it has. Without
+   * this the loop would wake for a writable socket with nothing to write, and
+   * (the loop keeps a change list) the two changes of its watch cancel out. */
+  bufferevent_disable(bev, EV_WRITE);
+  return true;
 }
 
 void http_reply_retry_after(struct evhttp_request *req, unsigned seconds) {

@@ -1,8 +1,9 @@
-/* Sending a whole JSON answer. */
+/* Sending a whole JSON answer, and the pieces of a streaming one. */
 #ifndef TURND_HTTP_REPLY_H
 #define TURND_HTTP_REPLY_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 struct evhttp_request;
 
@@ -21,5 +22,13 @@ void http_reply_retry_after(struct evhttp_request *req, unsigned seconds);
  * once: Nagle's algorithm would hold each one back until the client's delayed
  * ACK, tens of milliseconds, the end of every turn included. */
 void http_stream_start(struct evhttp_request *req);
+/* Writes what req's connection holds for its client to the socket now, rather
+ * than once the loop next finds it writable: a chunk just handed to evhttp
+ * leaves at once, and the connection is not watched for writing in between.
+ * Returns true when all of it went: then the callback of the chunk handed last
+ * (evhttp_send_reply_chunk_with_cb) will not come, and the caller goes on as if
+ * it had. Returns false when the socket took less, or failed: the rest goes, and
+ * the callback comes, as ever. */
+bool http_stream_write_now(struct evhttp_request *req);
 
 #endif

@@ -614,7 +614,8 @@ struct model_call *model_call_start(struct model_http *mh,
   if (h != NULL && spec->kind == PROVIDER_ANTHROPIC)
     h = curl_slist_append(c->headers, "anthropic-version: 2023-06-01");
   if (c->body == NULL || c->sse == NULL || c->stream == NULL || c->easy == NULL ||
-      c->stall == NULL || h == NULL || (keyed && c->key == NULL)) {
+      c->stall == NULL || event_priority_set(c->stall, LOOP_PRIO_STREAM) != 0 ||
+      h == NULL || (keyed && c->key == NULL)) {
     call_free(c);
     return NULL;
   }

@@ -104,9 +104,11 @@ void persist_pending(struct turnd *d) {
 }
 
 /* The end-of-iteration step: also where released runs are freed (run.c). It is
- * activated, not timed: it runs after the callbacks already due in this
- * iteration, so their writes go to the writer together. The writer groups
- * further: what is handed over while it commits waits for its next commit. */
+ * activated, not timed: it runs after the stream's callbacks already due in
+ * this iteration (loop_prio.h), so their writes go to the journal and the
+ * writer together; a callback of the lower priority that runs after it asks
+ * for it again. The writer groups further: it commits what was handed over in
+ * the last COMMIT_DELAY_MS together. */
 void persist_soon(struct turnd *d) {
   if (d->commit_armed) return;
   d->commit_armed = true;
@@ -154,7 +156,14 @@ static void hand_run(struct run *r, void *owner) {
       }
     }
   } else if (owner != NULL) {
-    run_committed(r, r->n_events); /* out of memory: shown, though never stored */
+    /* Out of memory: shown, though never stored. It counts as committed only
+     * once the chunks before it are: their lines leave memory only once the
+     * store has them, for the readers that will read them back. */
+    r->unstored_end = r->n_events;
+    if (r->in_flight == 0)
+      run_committed(r, r->n_events);
+    else
+      run_durable(r, r->n_events);
   }
   if (r->ended && !r->gave_up) store_turn_ended(r->d->store, r->id);
   persist_soon(r->d);

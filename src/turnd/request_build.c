@@ -121,7 +121,10 @@ struct request_builder *request_builder_new(struct event_base *base, const void 
   b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (b->efd >= 0)
     b->built_ev = event_new(base, b->efd, EV_READ | EV_PERSIST, on_built, b);
-  if (b->built_ev == NULL || event_add(b->built_ev, NULL) != 0 ||
+  /* A built request starts a running turn's model call: part of its stream
+   * (loop_prio.h; 0 is the first priority of any loop). */
+  if (b->built_ev == NULL || event_priority_set(b->built_ev, 0) != 0 ||
+      event_add(b->built_ev, NULL) != 0 ||
       pthread_create(&b->thread, NULL, builder_main, b) != 0) {
     request_builder_free(b);
     return NULL;

@@ -101,7 +101,7 @@ static void follower_flush(struct follower *f);
  * heard of: re-attaching to it is 404, not a different line. */
 static uint64_t lines_shown(const struct run *r) {
   uint64_t n = r->durable;
-  if (r->ended && n == r->n_events && r->committed < n) n--;
+  if (r->ended && !r->gave_up && n == r->n_events && r->committed < n) n--;
   return n > 0 ? n : r->n_events > 0 ? 1 : 0;
 }
 
@@ -116,10 +116,13 @@ static void on_slice_written(struct evhttp_connection *conn, void *arg) {
 /* Hands f the next slice of the log it is owed, at most READER_SLICE bytes and
  * only once the previous slice was written: a reader costs at most one slice of
  * buffer however slow it is, and a fast one gets the turn as it comes. Once the
- * run has ended and f has everything, the answer is finished. */
-static void follower_flush(struct follower *f) {
+ * run has ended and f has everything, the answer is finished. Returns true when
+ * the slice left at once and f may be handed the next now (f is alive); false
+ * when there is nothing more now, the slice waits for the socket, or f is
+ * gone. */
+static bool flush_slice(struct follower *f) {
   struct run *r = f->run;
-  if (f->writing) return;
+  if (f->writing) return false;
   uint64_t seen = lines_shown(r);
   if (f->next_off == SIZE_MAX && seen >= f->start_seq) {
     f->next_off = r->line_end[f->start_seq - 1]; /* start_seq > 0 here */
@@ -127,7 +130,7 @@ static void follower_flush(struct follower *f) {
   }
   if (f->next_off == SIZE_MAX) { /* the reader has not reached start_seq */
     if (r->ended && r->n_events < f->start_seq) follower_finish(f);
-    return;
+    return false;
   }
   size_t visible = seen == 0 ? 0 : r->line_end[seen - 1];
   struct evbuffer *buf = NULL;
@@ -139,7 +142,7 @@ static void follower_flush(struct follower *f) {
         seq == f->next_seq) {
       if (buf != NULL) evbuffer_free(buf);
       follower_finish(f); /* the store failed: the reader may come back */
-      return;
+      return false;
     }
     f->next_seq = seq;
     f->next_off = r->line_end[seq - 1];
@@ -150,23 +153,31 @@ static void follower_flush(struct follower *f) {
     if (buf == NULL ||
         evbuffer_add(buf, r->log.data + (f->next_off - r->log_base), len) != 0) {
       if (buf != NULL) evbuffer_free(buf);
-      return; /* out of memory: the next commit or slice tries again */
+      return false; /* out of memory: the next commit or slice tries again */
     }
     f->next_off += len;
   } else {
     if (r->ended && r->committed == r->n_events) follower_finish(f);
-    return;
+    return false;
   }
   if (r->ended && r->committed == r->n_events && f->next_off == visible) {
     /* The last slice: the answer's end goes with it, in the same write. */
     evhttp_send_reply_chunk(f->req, buf);
     evbuffer_free(buf);
     follower_finish(f);
-    return;
+    return false;
   }
   f->writing = true;
   evhttp_send_reply_chunk_with_cb(f->req, buf, on_slice_written, f);
   evbuffer_free(buf);
+  if (!http_stream_write_now(f->req)) return false; /* on_slice_written comes */
+  f->writing = false;
+  return true;
+}
+
+static void follower_flush(struct follower *f) {
+  while (flush_slice(f))
+    ;
 }
 
 int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq,
@@ -216,7 +227,7 @@ static void run_free(struct run *r) {
 /* Ended and kept for --retain seconds: then it goes, unless someone still reads
  * or the store has yet to commit its last lines (then it goes once it has). It
  * leaves the daemon's list at once (no route finds it any more: they read the
- * store) and is freed at the end of the loop iteration, never inside its own
+ * store) and is freed at the hand-over step (persist.c), never inside its own
  * timer's callback. */
 static void run_release(struct run *r) {
   if (r->released) return; /* its timer was already due when it was trimmed */
@@ -290,6 +301,7 @@ void run_durable(struct run *r, uint64_t end_seq) {
 }
 
 void run_committed(struct run *r, uint64_t end_seq) {
+  if (r->in_flight == 0 && r->unstored_end > end_seq) end_seq = r->unstored_end;
   if (end_seq > r->committed) {
     r->committed = end_seq;
     if (end_seq > r->durable) r->durable = end_seq;

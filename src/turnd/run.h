@@ -47,6 +47,9 @@ struct run {
   bool gave_up;               /* ended without its end event (run_give_up) */
   unsigned in_flight;         /* chunks handed to the store with r as owner, not
                                  yet reaped: r may not be freed before */
+  uint64_t unstored_end;      /* out of memory: events before it the store never
+                                 got, committed as far as r goes once no chunk
+                                 before them is in flight */
   struct model_call *call;    /* the external model's call in flight, or NULL */
   struct request_job *build;  /* its request being built (request_build.h), or NULL */
   struct tool_proc *tool;     /* the owner's tool running for it, or NULL */

@@ -813,9 +813,13 @@ static int launch(struct tool_proc *p) {
   p->out_ev = event_new(p->base, p->out_fd, EV_READ | EV_PERSIST, on_output_readable, p);
   struct timeval timeout = {p->tool->timeout_ms / 1000,
                             (p->tool->timeout_ms % 1000) * 1000};
+  /* A tool's pipes, exit and timeout are part of its turn's stream: they go
+   * with the stream's events, first (0 is the first priority of any loop). */
   if (p->in_ev == NULL || p->out_ev == NULL ||
       event_assign(p->exit_ev, p->base, p->pidfd, EV_READ | EV_PERSIST, on_program_exit,
                    p) != 0 ||
+      event_priority_set(p->in_ev, 0) != 0 || event_priority_set(p->out_ev, 0) != 0 ||
+      event_priority_set(p->exit_ev, 0) != 0 || event_priority_set(p->timer, 0) != 0 ||
       event_add(p->exit_ev, NULL) != 0 || event_add(p->in_ev, NULL) != 0 ||
       event_add(p->out_ev, NULL) != 0 || evtimer_add(p->timer, &timeout) != 0)
     return -1; /* destroy() kills and reaps */
