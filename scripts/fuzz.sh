@@ -20,7 +20,7 @@ build=$(cd "$1" && pwd) || exit 2
 seconds=$2
 shift 2
 targets=("$@")
-[[ ${#targets[@]} -eq 0 ]] && targets=(event block reader json_diff sse provider schema recover)
+[[ ${#targets[@]} -eq 0 ]] && targets=(event block reader json_diff sse provider schema recover journal)
 
 # The protocol's words, so the fuzzer need not guess them byte by byte.
 # Written aside and renamed, so runs started in parallel never read half a file.

@@ -280,21 +280,14 @@ static void journal_paths(const char *dir, char path[2][4200]) {
     snprintf(path[i], 4200, "%s/turnd.journal-%d", dir, i);
 }
 
-int journal_replay(const char *dir, uint64_t applied_gen, journal_replay_cb *cb,
-                   void *ctx, char *err, size_t cap) {
-  if (sodium_init() < 0) {
-    snprintf(err, cap, "cannot start libsodium");
-    return -1;
-  }
-  char path[2][4200];
-  journal_paths(dir, path);
-  unsigned char *data[2] = {NULL, NULL};
-  size_t len[2];
+int journal_parse(const unsigned char *const data[], const size_t len[], size_t n_files,
+                  uint64_t applied_gen, journal_replay_cb *cb, void *ctx, char *err,
+                  size_t cap) {
   struct frames fr = {NULL, 0, 0};
   int rc = 0;
-  for (int i = 0; i < 2 && rc == 0; i++)
-    if (read_file(path[i], &data[i], &len[i]) != 0 || scan(data[i], len[i], &fr) != 0) {
-      snprintf(err, cap, "cannot read %s", path[i]);
+  for (size_t i = 0; i < n_files && rc == 0; i++)
+    if (scan(data[i], len[i], &fr) != 0) {
+      snprintf(err, cap, "out of memory");
       rc = -1;
     }
   if (rc == 0 && fr.n > 0) qsort(fr.items, fr.n, sizeof *fr.items, by_gen);
@@ -316,6 +309,27 @@ int journal_replay(const char *dir, uint64_t applied_gen, journal_replay_cb *cb,
     next++;
   }
   free(fr.items);
+  return rc;
+}
+
+int journal_replay(const char *dir, uint64_t applied_gen, journal_replay_cb *cb,
+                   void *ctx, char *err, size_t cap) {
+  if (sodium_init() < 0) {
+    snprintf(err, cap, "cannot start libsodium");
+    return -1;
+  }
+  char path[2][4200];
+  journal_paths(dir, path);
+  unsigned char *data[2] = {NULL, NULL};
+  size_t len[2] = {0, 0};
+  int rc = 0;
+  for (int i = 0; i < 2 && rc == 0; i++)
+    if (read_file(path[i], &data[i], &len[i]) != 0) {
+      snprintf(err, cap, "cannot read %s", path[i]);
+      rc = -1;
+    }
+  const unsigned char *const files[2] = {data[0], data[1]};
+  if (rc == 0) rc = journal_parse(files, len, 2, applied_gen, cb, ctx, err, cap);
   free(data[0]);
   free(data[1]);
   return rc;

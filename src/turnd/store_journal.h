@@ -43,6 +43,12 @@ typedef int journal_replay_cb(void *ctx, uint64_t gen, struct write_list *l);
  * in err[0..cap) (cb's -1 included). The files are left as they are. */
 int journal_replay(const char *dir, uint64_t applied_gen, journal_replay_cb *cb,
                    void *ctx, char *err, size_t cap);
+/* The same over files already read: data[i][0..len[i]) for each of n_files
+ * (NULL with 0: none). cb's lists are the callee's; every other byte is
+ * borrowed for the call. A frame whose body does not read as writes is -1. */
+int journal_parse(const unsigned char *const data[], const size_t len[], size_t n_files,
+                  uint64_t applied_gen, journal_replay_cb *cb, void *ctx, char *err,
+                  size_t cap);
 /* Empties DIR's journal files (everything in them must be committed) and opens
  * the first for appending. Returns 0, or -1 with the reason in err[0..cap). */
 int journal_open(struct journal *j, const char *dir, char *err, size_t cap);
