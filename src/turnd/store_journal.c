@@ -111,7 +111,7 @@ static int write_all(int fd, const unsigned char *p, size_t len) {
 
 int journal_append(struct journal *j, uint64_t gen, const struct write_list *l) {
   if (!j->on) return -1;
-  size_t len;
+  size_t len = 0;
   unsigned char *f = frame_of(gen, l, &len);
   pthread_mutex_lock(&j->lock);
   int other = 1 - j->cur;
@@ -121,7 +121,9 @@ int journal_append(struct journal *j, uint64_t gen, const struct write_list *l) 
   pthread_mutex_unlock(&j->lock);
   /* Only this thread appends, and the writer never empties the file in use: the
    * write needs no lock. */
-  int rc = f != NULL ? write_all(j->fd[cur], f, len) : -1;
+  bool built = f != NULL;
+  int rc = built ? write_all(j->fd[cur], f, len) : -1;
+  int write_errno = errno;
   free(f);
   if (rc != 0) {
     /* A later frame after a missing one would be lost at the next start (the
@@ -130,7 +132,7 @@ int journal_append(struct journal *j, uint64_t gen, const struct write_list *l) 
     fprintf(stderr,
             "turnd: store: cannot append to %s (%s); events now wait for the"
             " database\n",
-            j->path[cur], f == NULL ? "no frame: out of memory" : strerror(errno));
+            j->path[cur], built ? strerror(write_errno) : "no frame: out of memory");
     j->on = false;
     return -1;
   }
