@@ -62,7 +62,7 @@ static unsigned char *frame_of(uint64_t gen, const struct write_list *l,
   for (const struct write *wr = l->first; wr != NULL; wr = wr->next, count++) {
     body += WRITE_HEAD_BYTES + wr->blob_len;
     for (int i = 0; i < 3; i++)
-      if (wr->s[i] != NULL) body += strlen(wr->s[i]);
+      body += wr->slen[i];
   }
   if (body >= BODY_MAX) return NULL;
   unsigned char *f = malloc(HEAD_BYTES + body);
@@ -78,14 +78,12 @@ static unsigned char *frame_of(uint64_t gen, const struct write_list *l,
     head[0] = (unsigned char)wr->kind;
     for (int i = 0; i < 3; i++) {
       put_u64(head + 2 + 8 * i, wr->num[i]);
-      size_t n = 0;
       if (wr->s[i] != NULL) {
         flags |= 1u << i;
-        n = strlen(wr->s[i]);
-        memcpy(p, wr->s[i], n);
-        p += n;
+        memcpy(p, wr->s[i], wr->slen[i]);
+        p += wr->slen[i];
       }
-      put_u32(head + 26 + 4 * i, (uint32_t)n);
+      put_u32(head + 26 + 4 * i, (uint32_t)wr->slen[i]);
     }
     head[1] = (unsigned char)flags;
     put_u64(head + 38, wr->blob_len);

@@ -203,6 +203,7 @@ struct write *write_new(enum write_kind kind, const char *const s[3],
     memcpy(p, s[i], slen[i]);
     p[slen[i]] = '\0';
     wr->s[i] = p;
+    wr->slen[i] = slen[i];
     p += slen[i] + 1;
   }
   if (blob != NULL) {
@@ -216,7 +217,7 @@ struct write *write_new(enum write_kind kind, const char *const s[3],
 static size_t write_bytes(const struct write *wr) {
   size_t n = wr->blob_len;
   for (int i = 0; i < 3; i++)
-    if (wr->s[i] != NULL) n += strlen(wr->s[i]);
+    n += wr->slen[i];
   return n;
 }
 
@@ -368,7 +369,6 @@ static int applied_gen(sqlite3 *db, uint64_t *gen) {
 }
 
 struct replay {
-  struct writer *w;
   struct write_list all;
   uint64_t gen;
 };
@@ -383,7 +383,7 @@ static int replay_frame(void *ctx, uint64_t gen, struct write_list *l) {
 /* What the journal holds past the database's last hand-over is carried out in
  * one transaction; only then are the journal's files emptied. */
 static int recover(struct writer *w, const char *dir, char *err, size_t cap) {
-  struct replay rp = {w, {NULL, NULL}, 0};
+  struct replay rp = {{NULL, NULL}, 0};
   if (applied_gen(w->db, &rp.gen) != 0) {
     snprintf(err, cap, "cannot read the last hand-over's number: %s",
              sqlite3_errmsg(w->db));

@@ -47,6 +47,7 @@ struct write {
   void *owner;      /* WRITE_EVENTS_ADD: handed back by store_reap; else NULL */
   uint64_t num[3];  /* the numbers, in the order the statement binds them */
   const char *s[3]; /* the strings (in text[]); NULL past the kind's count */
+  size_t slen[3];   /* their lengths, without the NUL (0 for NULL) */
   const void *blob; /* WRITE_EVENTS_ADD: the lines (in text[]) */
   size_t blob_len;
   char text[];
