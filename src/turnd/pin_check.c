@@ -3,6 +3,7 @@
  * byte, when it is already on its way out. */
 #include "pin_check.h"
 
+#include "background.h"
 #include "credential.h"
 
 #include <event2/event.h>
@@ -25,6 +26,7 @@ struct pin_check {
 
 static void *verify(void *arg) {
   struct pin_check *c = arg;
+  background_thread_begin("pin");
   char match = credential_pin_verify(c->stored, c->pin, c->len) ? 1 : 0;
   credential_wipe(c->pin, sizeof c->pin);
   while (write(c->pipe_fd[1], &match, 1) < 0) {

@@ -4,6 +4,8 @@
  * thread reads only its input and writes only its body. */
 #include "request_build.h"
 
+#include "background.h"
+
 #include <event2/event.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -74,6 +76,7 @@ static void hand_back(struct request_job *j) {
 
 static void *builder_main(void *arg) {
   struct request_builder *b = arg;
+  background_thread_begin("builder");
   pthread_mutex_lock(&b->lock);
   for (;;) {
     while (!b->stopping && b->todo.head == NULL)

@@ -1,6 +1,8 @@
 /* The store's writer thread and checkpointer (see store_write.h). */
 #include "store_write.h"
 
+#include "background.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +86,7 @@ static int exec(sqlite3 *db, const char *sql) {
 
 static void *checkpoint_main(void *arg) {
   struct checkpointer *cp = arg;
+  background_thread_begin("ckpt");
   pthread_mutex_lock(&cp->lock);
   for (;;) {
     while (!cp->due && !cp->stop)
@@ -312,6 +315,7 @@ static void await_due(struct writer *w) {
 
 static void *writer_main(void *arg) {
   struct writer *w = arg;
+  background_thread_begin("writer");
   pthread_mutex_lock(&w->lock);
   for (;;) {
     while (w->queue.first == NULL && !w->stop)
