@@ -233,6 +233,15 @@ int main(int argc, char **argv) {
    * a descriptor it watches, which is what the change list cannot tell. */
   struct event_config *cfg = event_config_new();
   if (cfg != NULL) event_config_set_flag(cfg, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+  /* libevent runs every ready callback of a priority before it looks for new
+   * events: a hundred requests that arrived together would each start their
+   * turn while the running streams' bytes wait for all of them. After each
+   * callback below the stream's priority it looks again (loop_prio.h). */
+  if (cfg != NULL &&
+      event_config_set_max_dispatch_interval(cfg, NULL, 1, LOOP_PRIO_OTHER) != 0) {
+    event_config_free(cfg);
+    cfg = NULL; /* reported as the loop's failure just below */
+  }
   struct event_base *base = cfg != NULL ? event_base_new_with_config(cfg) : NULL;
   if (cfg != NULL) event_config_free(cfg);
   if (base == NULL || event_base_priority_init(base, LOOP_PRIOS) != 0) {
