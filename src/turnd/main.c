@@ -13,6 +13,7 @@
 #include "server.h"
 #include "session.h"
 #include "store.h"
+#include "thread_sched.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -303,6 +304,7 @@ int main(int argc, char **argv) {
     event_base_loopexit(base, NULL); /* what started is stopped below */
   }
 
+  loop_thread_begin();
   event_base_dispatch(base);
   d.stopping = true;
 

@@ -3,7 +3,7 @@
  * byte, when it is already on its way out. */
 #include "pin_check.h"
 
-#include "background.h"
+#include "thread_sched.h"
 #include "credential.h"
 
 #include <event2/event.h>

@@ -4,7 +4,7 @@
  * thread reads only its input and writes only its body. */
 #include "request_build.h"
 
-#include "background.h"
+#include "thread_sched.h"
 
 #include <event2/event.h>
 #include <pthread.h>

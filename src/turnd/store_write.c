@@ -1,7 +1,7 @@
 /* The store's writer thread and checkpointer (see store_write.h). */
 #include "store_write.h"
 
-#include "background.h"
+#include "thread_sched.h"
 
 #include <errno.h>
 #include <stdio.h>
