@@ -3,8 +3,8 @@
  * byte, when it is already on its way out. */
 #include "pin_check.h"
 
-#include "thread_sched.h"
 #include "credential.h"
+#include "thread_sched.h"
 
 #include <event2/event.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
-/* See thread_sched.h. glibc has no wrapper for sched_setattr, and its <sched.h>
- * and the kernel's <linux/sched/types.h> both define struct sched_param: this
- * file uses the kernel's alone. */
+/* See thread_sched.h. Debian 12's glibc has no wrapper for sched_setattr, and
+ * its <sched.h> and the kernel's <linux/sched/types.h> both define struct
+ * sched_param: this file uses the kernel's alone. */
 /* syscall */
 #define _GNU_SOURCE
 
@@ -16,11 +16,13 @@
 
 #define LOOP_SLICE_NS 100000u /* the shortest slice Linux grants */
 
-/* The calling thread's policy and slice (0: the default), its nice value kept
- * (a niced turnd stays niced; raising it would need a privilege). */
+/* The calling thread's policy and slice (0: the default), if it has the normal
+ * policy; its nice value kept (a niced turnd stays niced; raising it would need
+ * a privilege). */
 static void set_own(uint32_t policy, uint64_t slice_ns, uint64_t flags) {
   struct sched_attr a = {0};
   if (syscall(SYS_sched_getattr, 0, &a, sizeof a, 0) != 0) return;
+  if (a.sched_policy != SCHED_NORMAL) return; /* the operator's choice */
   a.size = sizeof a;
   a.sched_policy = policy;
   a.sched_flags = flags;
