@@ -315,7 +315,7 @@ static bool text_block(struct writer *w) {
                 json_pack("{s:s, s:s}", "type", "text_delta", "text",
                           answer_text(a, i, buf, sizeof buf)));
   if (a->ending == ENDING_ERROR) error_event(w);
-  if (a->ending != ENDING_NORMAL) return false;
+  if (a->ending != ENDING_NORMAL && a->ending != ENDING_LINGER) return false;
   block_stop(w);
   return true;
 }

@@ -63,12 +63,15 @@ static unsigned attempt_of(struct fake *f, const char *endpoint, const struct as
   return 1;
 }
 
-static void log_request(struct fake *f, const char *endpoint, const char *scenario,
-                        bool after_tools, unsigned attempt, size_t n_messages,
-                        int status) {
+/* One line per request; port is the client's, which tells its connections
+ * apart (a client that keeps its connection sends its calls from one port). */
+static void log_request(struct fake *f, unsigned port, const char *endpoint,
+                        const char *scenario, bool after_tools, unsigned attempt,
+                        size_t n_messages, int status) {
   if (f->log == NULL) return;
-  fprintf(f->log, "%s scenario=%s after_tools=%d attempt=%u messages=%zu status=%d\n",
-          endpoint, scenario, after_tools ? 1 : 0, attempt, n_messages, status);
+  fprintf(f->log,
+          "%s scenario=%s after_tools=%d attempt=%u messages=%zu status=%d port=%u\n",
+          endpoint, scenario, after_tools ? 1 : 0, attempt, n_messages, status, port);
   fflush(f->log); /* a test reads it while we run */
 }
 
@@ -110,6 +113,7 @@ static void add_retry_after(struct evhttp_request *req, const struct answer *a) 
 static enum stream_end end_of(enum answer_ending ending) {
   switch (ending) {
   case ENDING_STALL:
+  case ENDING_LINGER:
     return STREAM_STALL;
   case ENDING_CUT:
     return STREAM_CUT;
@@ -151,11 +155,15 @@ static void on_request(struct evhttp_request *req, void *arg) {
   if (path != NULL && strcmp(path, anthropic_provider.path) == 0) p = &anthropic_provider;
   if (path != NULL && strcmp(path, openai_provider.path) == 0) p = &openai_provider;
   const char *endpoint = p != NULL ? p->path : "-";
+  char *host = NULL; /* evhttp's own */
+  ev_uint16_t peer_port = 0;
+  evhttp_connection_get_peer(evhttp_request_get_connection(req), &host, &peer_port);
+  unsigned port = peer_port;
   if (p == NULL || evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
     /* An unknown path gets Anthropic's shape; nothing checks it. */
     const struct provider *shape = p != NULL ? p : &anthropic_provider;
     int status = shape->refuse(req, p == NULL ? REFUSE_NOT_FOUND : REFUSE_METHOD, NULL);
-    log_request(f, endpoint, "-", false, 0, 0, status);
+    log_request(f, port, endpoint, "-", false, 0, 0, status);
     return;
   }
 
@@ -169,7 +177,7 @@ static void on_request(struct evhttp_request *req, void *arg) {
   struct verdict v;
   if (p->check(req, body, &q, &v) != 0) {
     int status = p->refuse(req, v.refusal, v.why);
-    log_request(f, endpoint, "-", false, 0,
+    log_request(f, port, endpoint, "-", false, 0,
                 json_array_size(json_object_get(body, "messages")), status);
     json_decref(body);
     return;
@@ -180,7 +188,7 @@ static void on_request(struct evhttp_request *req, void *arg) {
   struct answer a;
   answer_for(&a, sc, q.text, q.after_tools, attempt);
   int status = answer(f, p, req, &q, &a);
-  log_request(f, endpoint, scenario_name(sc), q.after_tools, attempt, q.n_messages,
+  log_request(f, port, endpoint, scenario_name(sc), q.after_tools, attempt, q.n_messages,
               status);
   json_decref(body); /* q pointed into it; the stream holds copies */
 }

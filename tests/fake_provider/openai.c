@@ -353,7 +353,7 @@ static int write_stream(struct stream *s, const struct answer *a, const struct a
         chunk(&w, json_pack("{s:s}", "content", answer_text(a, i, buf, sizeof buf)),
               NULL));
   if (a->ending == ENDING_ERROR) error_chunk(&w);
-  if (a->ending != ENDING_NORMAL) return w.ok ? 0 : -1;
+  if (a->ending != ENDING_NORMAL && a->ending != ENDING_LINGER) return w.ok ? 0 : -1;
   tool_calls(&w, ids);
   put(&w, a->event_ms, chunk(&w, json_object(), finish_reason(a->stop)));
   if (q->include_usage) put(&w, a->event_ms, usage_chunk(&w));

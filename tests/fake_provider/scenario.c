@@ -38,6 +38,7 @@ static const struct {
     [SCENARIO_SLOW] = {"slow", "slow"},
     [SCENARIO_MANY] = {"many", "many"},
     [SCENARIO_HUGE] = {"huge", "huge"},
+    [SCENARIO_LINGER] = {"linger", "linger"},
     [SCENARIO_TIMED] = {"timed", "timed"},
     [SCENARIO_HELLO] = {NULL, "hello"},
 };
@@ -245,6 +246,9 @@ void answer_for(struct answer *a, enum scenario sc, const char *text, bool after
     a->huge = true;
     a->event_ms = 0;
     a->delta_ms = 0;
+    break;
+  case SCENARIO_LINGER:
+    a->ending = ENDING_LINGER;
     break;
   case SCENARIO_TIMED:
     set_text(a, NULL, timed_count(text));

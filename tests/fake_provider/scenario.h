@@ -33,6 +33,7 @@ enum scenario {
   SCENARIO_SLOW,
   SCENARIO_MANY,
   SCENARIO_HUGE,
+  SCENARIO_LINGER,
   SCENARIO_TIMED, /* last: it may only take what no other keyword does */
   SCENARIO_N
 };
@@ -69,7 +70,9 @@ enum answer_ending {
   ENDING_NORMAL, /* the blocks' stops, the stop reason, the end of the reply */
   ENDING_STALL,  /* nothing more; the connection stays open */
   ENDING_CUT,    /* the connection is closed, the reply never ends */
-  ENDING_ERROR   /* the provider's error event, then the end of the reply */
+  ENDING_ERROR,  /* the provider's error event, then the end of the reply */
+  ENDING_LINGER  /* as NORMAL, but the answer never ends (no terminating chunk):
+                    the connection stays open */
 };
 
 struct answer_tool {
