@@ -4,7 +4,9 @@
  * transfers are collected after each action.
  *
  * A call's life:
- *   STREAMING --answer ends / fails--> its last event --> freed
+ *   STREAMING --stream's last event (stop)--> DRAINING --answer ends--> freed,
+ *     its connection kept by libcurl (DRAIN_MAX_BYTES or DRAIN_LIMIT: cut)
+ *   STREAMING --answer ends or fails--> its last event --> freed
  *   STREAMING --model_call_abort--> torn down at once (outside libcurl's
  *   callbacks) or, from inside one, when libcurl returns: freed, no event
  *
@@ -37,6 +39,15 @@
  * "ollama" or "x") is taken out only where it stands as a word of its own: every
  * "x" inside other words would make the message unreadable and hide nothing. */
 #define KEY_TAIL_MIN 8
+/* After a stream's last event only the end of its answer should be left (the
+ * last chunk of a chunked answer): it is read and dropped, so that over HTTP/1.1
+ * libcurl keeps the connection for the next call, which then needs no new one
+ * (nor, over TLS, a new handshake); an answer left unread would close it. (Over
+ * HTTP/2 a stream ends without its connection either way.) A server that sends
+ * more than this, or does not end its answer within DRAIN_LIMIT, has the
+ * answer cut instead. */
+#define DRAIN_MAX_BYTES (16u << 10)
+static const struct timeval DRAIN_LIMIT = {1, 0};
 /* The longest wait a throttled call is retried after, in seconds. Per-minute
  * rate limits, the usual throttle, reset well within it, and someone watching
  * the turn can sit through it. A longer retry-after (a daily quota spent, a
@@ -70,12 +81,14 @@ struct model_call {
   double retry_after; /* seconds from retry-after, or -1 */
   char *err_body;     /* a non-2xx answer's first bytes */
   size_t err_len;
-  bool added;   /* the easy handle is in the multi */
-  bool waiting; /* started inside libcurl's callbacks: add_waiting hands it over */
-  bool content; /* text, reasoning or a tool call was handed out */
-  bool over;    /* the last event was handed out */
-  bool aborted; /* the owner is gone: no more events; freed when libcurl returns
-                   (counted in mh->aborted) */
+  bool added;     /* the easy handle is in the multi */
+  bool waiting;   /* started inside libcurl's callbacks: add_waiting hands it over */
+  bool content;   /* text, reasoning or a tool call was handed out */
+  bool over;      /* the last event was handed out */
+  bool draining;  /* over with MODEL_EV_STOP: the answer's end is read and dropped */
+  size_t drained; /* bytes read since */
+  bool aborted;   /* the owner is gone: no more events; freed when libcurl returns
+                     (counted in mh->aborted) */
   char curl_err[CURL_ERROR_SIZE];
   struct event *stall;        /* fires once no byte moved for quiet_limit() */
   struct timeval reply_after; /* until the reply's content begins */
@@ -199,9 +212,10 @@ static const struct timeval *quiet_limit(const struct model_call *c) {
   return c->content ? &c->stall_after : &c->reply_after;
 }
 
-/* Bytes came: the stall timer starts over. */
+/* Bytes came: the stall timer starts over (not while draining: DRAIN_LIMIT
+ * holds from the last event). */
 static void heard_from(struct model_call *c) {
-  evtimer_add(c->stall, quiet_limit(c));
+  if (!c->draining) evtimer_add(c->stall, quiet_limit(c));
 }
 
 /* Hands ev to the owner, unless it is gone or the call is over. An error's
@@ -225,6 +239,10 @@ static void deliver(struct model_call *c, const struct model_event *ev) {
     heard_from(c); /* the stall limit applies from here */
   }
   if (ev->kind == MODEL_EV_STOP || ev->kind == MODEL_EV_ERROR) c->over = true;
+  if (ev->kind == MODEL_EV_STOP) {
+    c->draining = true;
+    evtimer_add(c->stall, &DRAIN_LIMIT);
+  }
   c->cb(c->ctx, &copy);
   free(clean);
 }
@@ -283,6 +301,10 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg) {
   struct model_call *c = arg;
   size_t len = size * nmemb;
   if (c->aborted) return 0; /* the owner is gone: libcurl stops the transfer */
+  if (c->draining) {
+    c->drained += len;
+    return c->drained <= DRAIN_MAX_BYTES ? len : 0;
+  }
   heard_from(c);
   if (c->status == 0) curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &c->status);
   if (!status_ok(c->status)) {
@@ -300,7 +322,9 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *arg) {
   }
   if (sse_feed(c->sse, ptr, len) != 0)
     fail(c, "the model's stream sent an event too large to read", false, -1);
-  return c->aborted || c->over ? 0 : len; /* over: nothing more is read */
+  /* After an error nothing more is read; after the last event, the rest of this
+   * piece was read (and its events dropped), and the answer's end is drained. */
+  return c->aborted || (c->over && !c->draining) ? 0 : len;
 }
 
 /* delay-seconds (digits; a fraction is let in), or -1 when text is not that. */
@@ -467,6 +491,10 @@ static void on_stall(evutil_socket_t fd, short what, void *arg) {
   (void)what;
   struct model_call *c = arg;
   struct model_http *mh = c->mh;
+  if (c->draining) { /* its owner has had the last event: nobody to tell */
+    call_free(c);
+    return;
+  }
   char why[160];
   if (c->content)
     snprintf(why, sizeof why, "the model's stream stalled: nothing for %ld s",

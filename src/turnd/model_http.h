@@ -42,8 +42,8 @@ struct model_call_spec {
 };
 
 /* Every model event of the call, in order; the last is MODEL_EV_STOP or
- * MODEL_EV_ERROR, and the call is freed once cb returns from it: the owner
- * forgets the call there. */
+ * MODEL_EV_ERROR, and the owner forgets the call when cb returns from it (the
+ * call itself may live on for a second, reading its answer's end). */
 typedef void model_call_cb(void *ctx, const struct model_event *ev);
 
 /* Starts a call (copies spec's strings). Returns it, or NULL when it could not

@@ -2,8 +2,9 @@
  * what a provider's errors become. A key the provider (or a proxy) echoes in its
  * error message reaches neither the turn's notice, nor the session's history,
  * nor any file turnd stores; a key longer than a kilobyte (a JWT) is sent whole;
- * and retry-after is read in both its forms, a wait too long to sit through
- * failing the call rather than being forgotten. */
+ * retry-after is read in both its forms, a wait too long to sit through
+ * failing the call rather than being forgotten; and a turn's model calls keep
+ * one connection, unless the server leaves an answer unfinished. */
 #define _GNU_SOURCE /* memmem, nftw */
 #include "harness.h"
 
@@ -33,9 +34,10 @@
 
 static pid_t fake_pid; /* the one running, for the teardown; 0: none */
 
-/* Starts the fake provider on a port of its choosing, accepting only key, and
- * writes its URL into base_url. */
-static void fake_start(const char *key, char *base_url, size_t cap) {
+/* Starts the fake provider on a port of its choosing, accepting only key and
+ * logging its requests to log (NULL: not), and writes its URL into base_url. */
+static void fake_start_logged(const char *key, const char *log, char *base_url,
+                              size_t cap) {
   int fds[2];
   assert_int_equal(pipe(fds), 0);
   pid_t pid = fork();
@@ -46,8 +48,12 @@ static void fake_start(const char *key, char *base_url, size_t cap) {
     close(fds[0]);
     close(fds[1]);
     setenv("FAKE_PROVIDER_KEY", key, 1);
-    execl(FAKE_PROVIDER_PATH, FAKE_PROVIDER_PATH, "--listen", "127.0.0.1:0",
-          (char *)NULL);
+    if (log != NULL)
+      execl(FAKE_PROVIDER_PATH, FAKE_PROVIDER_PATH, "--listen", "127.0.0.1:0", "--log",
+            log, (char *)NULL);
+    else
+      execl(FAKE_PROVIDER_PATH, FAKE_PROVIDER_PATH, "--listen", "127.0.0.1:0",
+            (char *)NULL);
     _exit(127);
   }
   close(fds[1]);
@@ -65,6 +71,10 @@ static void fake_start(const char *key, char *base_url, size_t cap) {
   snprintf(base_url, cap, "http://127.0.0.1:%u", port);
 }
 
+static void fake_start(const char *key, char *base_url, size_t cap) {
+  fake_start_logged(key, NULL, base_url, cap);
+}
+
 static void fake_stop(void) {
   if (fake_pid <= 0) return;
   kill(fake_pid, SIGTERM);
@@ -76,8 +86,22 @@ static void fake_stop(void) {
  * when a failed assertion jumped past the test's own stop. */
 static struct turnd_proc turnd;
 
+/* The folder of the fake's request log, when a test keeps one (start_logged):
+ * the teardown removes it even when a failed assertion jumped past the test's
+ * own end. */
+static char fake_log_dir[] = "/tmp/turnd-fake-log-XXXXXX";
+static char fake_log[sizeof fake_log_dir + 16];
+
+static void fake_log_remove(void) {
+  if (fake_log[0] == '\0') return;
+  unlink(fake_log);
+  rmdir(fake_log_dir);
+  fake_log[0] = '\0';
+}
+
 static int teardown(void **state) {
   fake_stop();
+  fake_log_remove();
   harness_stop(&turnd, SIGKILL);
   return harness_kill_all(state);
 }
@@ -406,6 +430,131 @@ static void test_provider_retry_after_forms(void **state) {
   fake_stop();
 }
 
+/* ----------------------------------------------------- the connection */
+
+/* The fake, logging its requests to fake_log in a new folder, and turnd of
+ * kind pointed at it. */
+static void start_logged(const char *kind) {
+  memcpy(fake_log_dir + sizeof fake_log_dir - 7, "XXXXXX", 6);
+  assert_non_null(mkdtemp(fake_log_dir));
+  snprintf(fake_log, sizeof fake_log, "%s/requests", fake_log_dir);
+  char fake_url[64];
+  fake_start_logged("test-key", fake_log, fake_url, sizeof fake_url);
+  start_turnd(&turnd, kind, fake_url, "test-key");
+}
+
+/* The client ports of the fake's log, in order, into ports[0..cap): how many
+ * requests it logged. Each was answered 200. */
+static size_t logged_ports(unsigned *ports, size_t cap) {
+  FILE *f = fopen(fake_log, "r");
+  assert_non_null(f);
+  char line[256];
+  size_t n = 0;
+  bool refused = false;
+  while (fgets(line, sizeof line, f) != NULL) {
+    const char *at = strstr(line, " status=200 port=");
+    refused |= at == NULL;
+    if (at != NULL && n < cap)
+      ports[n++] = (unsigned)strtoul(at + strlen(" status=200 port="), NULL, 10);
+  }
+  fclose(f);
+  if (refused) fail_msg("the fake refused a request");
+  return n;
+}
+
+/* The model calls of a turn with a tool, and of the turn after it, go over one
+ * connection: turnd reads each answer to its end, so libcurl keeps the
+ * connection (over TLS, a call saves a handshake). The fake logs each request
+ * with its client's port. */
+static void calls_share_a_connection(const char *kind) {
+  start_logged(kind);
+
+  struct turn tu;
+  run_turn(&turnd, "ask the tool", &tu);
+  assert_int_equal(count(&tu, "tool_result"), 1);
+  assert_string_equal(stop_reason(&tu), "end_turn");
+  turn_free(&tu);
+  run_turn(&turnd, "hello again", &tu);
+  assert_string_equal(stop_reason(&tu), "end_turn");
+  turn_free(&tu);
+  assert_int_equal(harness_stop(&turnd, SIGTERM), 0);
+  fake_stop();
+
+  unsigned ports[4];
+  assert_int_equal(logged_ports(ports, 4), 3);
+  for (size_t i = 1; i < 3; i++)
+    if (ports[i] != ports[0])
+      fail_msg("call %zu came from port %u, the first from %u", i + 1, ports[i],
+               ports[0]);
+  fake_log_remove();
+}
+
+/* Whether a TCP connection from local port port on loopback is established
+ * (/proc/net/tcp: state 01). */
+static bool established_from(unsigned port) {
+  FILE *f = fopen("/proc/net/tcp", "r");
+  assert_non_null(f);
+  char line[256];
+  bool found = false;
+  while (!found && fgets(line, sizeof line, f) != NULL) {
+    unsigned local_port, state;
+    if (sscanf(line, " %*u: %*8x:%x %*8x:%*x %x", &local_port, &state) == 2)
+      found = local_port == port && state == 0x01;
+  }
+  fclose(f);
+  return found;
+}
+
+/* A server that never ends its answer after the stream's last event: the turn
+ * ends at that event all the same, and turnd cuts the connection soon after
+ * (it is not kept for the next call, which gets a new one). */
+static void lingering_answers_are_cut(const char *kind) {
+  start_logged(kind);
+
+  struct turn tu;
+  run_turn(&turnd, "linger", &tu);
+  assert_string_equal(stop_reason(&tu), "end_turn");
+  char text[64];
+  text_of(&tu, text, sizeof text);
+  assert_string_equal(text, "Hello from the fake model.");
+  turn_free(&tu);
+  unsigned ports[3];
+  assert_int_equal(logged_ports(ports, 3), 1);
+  unsigned lingered = ports[0];
+  /* turnd gives the answer's end a second; this waits up to ten. */
+  for (int tries = 0; tries < 1000 && established_from(lingered); tries++)
+    usleep(10 * 1000);
+  if (established_from(lingered)) fail_msg("the lingering connection is still open");
+  run_turn(&turnd, "hello again", &tu);
+  assert_string_equal(stop_reason(&tu), "end_turn");
+  turn_free(&tu);
+  assert_int_equal(logged_ports(ports, 3), 2);
+  assert_true(ports[1] != lingered);
+  assert_int_equal(harness_stop(&turnd, SIGTERM), 0);
+  fake_stop();
+  fake_log_remove();
+}
+
+static void test_provider_lingering_answer_anthropic(void **state) {
+  (void)state;
+  lingering_answers_are_cut("anthropic");
+}
+
+static void test_provider_lingering_answer_openai(void **state) {
+  (void)state;
+  lingering_answers_are_cut("openai");
+}
+
+static void test_provider_calls_share_a_connection_anthropic(void **state) {
+  (void)state;
+  calls_share_a_connection("anthropic");
+}
+
+static void test_provider_calls_share_a_connection_openai(void **state) {
+  (void)state;
+  calls_share_a_connection("openai");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_provider_key_echo_anthropic, teardown),
@@ -415,6 +564,11 @@ int main(void) {
       cmocka_unit_test_teardown(test_provider_key_with_line_end, teardown),
       cmocka_unit_test_teardown(test_provider_bad_settings_stop_start_up, teardown),
       cmocka_unit_test_teardown(test_provider_retry_after_forms, teardown),
+      cmocka_unit_test_teardown(test_provider_calls_share_a_connection_anthropic,
+                                teardown),
+      cmocka_unit_test_teardown(test_provider_calls_share_a_connection_openai, teardown),
+      cmocka_unit_test_teardown(test_provider_lingering_answer_anthropic, teardown),
+      cmocka_unit_test_teardown(test_provider_lingering_answer_openai, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
