@@ -271,16 +271,17 @@ static bool thread_sched(pid_t pid, const char *tid, struct sched_attr *a, char 
 
 /* Whether turnd, started from here, may change its threads' policies as it
  * means to: it does so only from the normal policy, which it inherits from this
- * process, and a sandbox may refuse the change (a child tries it). */
-static bool sched_changes_allowed(void) {
-  struct sched_attr own = {0};
-  if (syscall(SYS_sched_getattr, 0, &own, sizeof own, 0) != 0 ||
-      own.sched_policy != SCHED_NORMAL)
+ * process (whose attributes go to *own), and a sandbox may refuse the change (a
+ * child tries it). */
+static bool sched_changes_allowed(struct sched_attr *own) {
+  memset(own, 0, sizeof *own);
+  if (syscall(SYS_sched_getattr, 0, own, sizeof *own, 0) != 0 ||
+      own->sched_policy != SCHED_NORMAL)
     return false;
   pid_t child = fork();
   if (child < 0) return false;
   if (child == 0) {
-    struct sched_attr batch = own;
+    struct sched_attr batch = *own;
     batch.size = sizeof batch;
     batch.sched_policy = SCHED_BATCH;
     _exit(syscall(SYS_sched_setattr, 0, &batch, 0) == 0 ? 0 : 1);
@@ -296,7 +297,8 @@ static bool sched_changes_allowed(void) {
  * background thread is named for top -H and perf. */
 static void test_daemon_threads_leave_the_cpu_to_the_loop(void **state) {
   (void)state;
-  if (!sched_changes_allowed()) skip();
+  struct sched_attr own;
+  if (!sched_changes_allowed(&own)) skip();
   struct turnd_proc t;
   assert_int_equal(harness_start(&t, NULL), 0);
   const char *want[] = {"turnd-writer", "turnd-ckpt", "turnd-builder"};
@@ -331,8 +333,6 @@ static void test_daemon_threads_leave_the_cpu_to_the_loop(void **state) {
   /* Its threads and tools start with the defaults. */
   assert_int_equal(loop.sched_flags & SCHED_FLAG_RESET_ON_FORK, SCHED_FLAG_RESET_ON_FORK);
   /* A kernel without slices (before 6.12) reports none. */
-  struct sched_attr own = {0};
-  assert_int_equal(syscall(SYS_sched_getattr, 0, &own, sizeof own, 0), 0);
   if (own.sched_runtime != 0) assert_int_equal(loop.sched_runtime, 100000);
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }

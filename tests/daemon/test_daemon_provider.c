@@ -48,12 +48,9 @@ static void fake_start_logged(const char *key, const char *log, char *base_url,
     close(fds[0]);
     close(fds[1]);
     setenv("FAKE_PROVIDER_KEY", key, 1);
-    if (log != NULL)
-      execl(FAKE_PROVIDER_PATH, FAKE_PROVIDER_PATH, "--listen", "127.0.0.1:0", "--log",
-            log, (char *)NULL);
-    else
-      execl(FAKE_PROVIDER_PATH, FAKE_PROVIDER_PATH, "--listen", "127.0.0.1:0",
-            (char *)NULL);
+    const char *argv[] = {FAKE_PROVIDER_PATH,           "--listen", "127.0.0.1:0",
+                          log != NULL ? "--log" : NULL, log,        NULL};
+    execv(FAKE_PROVIDER_PATH, (char *const *)argv);
     _exit(127);
   }
   close(fds[1]);
@@ -463,9 +460,8 @@ static size_t logged_ports(unsigned *ports, size_t cap) {
 }
 
 /* The model calls of a turn with a tool, and of the turn after it, go over one
- * connection: turnd reads each answer to its end, so libcurl keeps the
- * connection (over TLS, a call saves a handshake). The fake logs each request
- * with its client's port. */
+ * HTTP/1.1 connection: turnd reads each answer to its end, so libcurl keeps the
+ * connection. The fake logs each request with its client's port. */
 static void calls_share_a_connection(const char *kind) {
   start_logged(kind);
 
