@@ -116,6 +116,12 @@ TURN_EXTERN int turn_buf_reserve(turn_buf *b, size_t extra);
 /* Gives back the memory past len (all of it when len is 0), for a buffer that
  * is done growing. Returns TURN_OK, or TURN_E_NOMEM leaving b as it was. */
 TURN_EXTERN int turn_buf_shrink(turn_buf *b);
+/* Appends s[0..len) to b as a JSON string, quotes included, escaped as the
+ * encoder escapes an event's strings: NUL and invalid UTF-8 become U+FFFD, so
+ * the result is always valid JSON in UTF-8. Returns TURN_OK, TURN_E_TOOBIG or
+ * TURN_E_NOMEM; on error b may hold part of the string (roll back to the
+ * length saved before). */
+TURN_EXTERN int turn_buf_append_json_string(turn_buf *b, const char *s, size_t len);
 
 /* A bump allocator for one parse. Everything a parse returns lives in it until
  * turn_arena_reset(), which keeps one block for the next parse. */

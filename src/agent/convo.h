@@ -32,11 +32,16 @@ enum convo_block { CONVO_BLOCK_NONE, CONVO_BLOCK_TEXT, CONVO_BLOCK_THINKING };
 
 struct convo {
   enum convo_open open;   /* the message being built */
-  struct json_t *content; /* its content blocks so far; NULL when open == NONE */
+  turn_buf msg;           /* its JSON text so far: the head and each block, without
+                             the closing "]}"; a growing text block's string is
+                             closed after each delta (and its object is not) */
+  size_t n_blocks;        /* blocks in msg */
   uint64_t open_at_ms;    /* when its first piece came */
   enum convo_block block; /* the text block still growing, if any */
-  turn_buf text;          /* that block's text so far */
-  char *signature;        /* a thinking block's signature so far (owned), or NULL */
+  bool block_begun;       /* ... and it has text, so it is in msg */
+  char partial[3];        /* its last delta's cut character, waiting for the rest */
+  size_t n_partial;
+  char *signature; /* a thinking block's signature so far (owned), or NULL */
   struct convo_message queue[CONVO_QUEUE];
   size_t n_queued;
   bool lost; /* out of memory: a message could not be kept */

@@ -125,6 +125,10 @@ int turn__json_write_str(turn_buf *out, const char *s, size_t len) {
   return TURN_OK;
 }
 
+int turn_buf_append_json_string(turn_buf *b, const char *s, size_t len) {
+  return turn__json_write_str(b, s, len);
+}
+
 int turn__json_write_u64(turn_buf *out, uint64_t v) {
   char tmp[20];
   size_t n = 0;

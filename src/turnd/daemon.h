@@ -60,6 +60,10 @@ struct turnd {
   struct run *handed;       /* runs with events queued for the next hand-over */
   struct run *barrier;      /* runs waiting for the store before a model call */
   size_t ended_bytes;       /* memory of ended runs still kept (kept_bytes) */
+  size_t live_bytes;        /* memory of live runs' logs (live_counted) */
+  struct run *paused;       /* runs whose pump waits for the store (run.c) */
+  bool commit_urgent;       /* the next hand-over is committed without delay */
+  struct event *trim_ev;    /* owned: gives freed memory back to the system */
   struct auth auth;         /* the paired devices (auth.h) */
   struct guard guard;       /* the owner guard (guard.h) */
   bool draining;            /* told to stop: running turns end, no new one starts */

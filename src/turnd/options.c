@@ -14,7 +14,7 @@ const char options_usage[] =
     "             [--max-tokens N] [--reply-timeout SECONDS] [--stall-timeout SECONDS]\n"
     "             [--max-model-calls N] [--max-total-tokens N] [--coalesce-ms MS]\n"
     "             [--lock-after SECONDS] [--step-up-effects LIST]\n"
-    "             [--client-timeout SECONDS] [--no-auth]\n"
+    "             [--client-timeout SECONDS] [--live-memory MIB] [--no-auth]\n"
     "       turnd pair|devices|unpair|pair-code|set-pin --data DIR ...  (turnd pair "
     "--help)\n"
     "  --listen            address to serve on (default 127.0.0.1:8080; port 0 picks a\n"
@@ -38,6 +38,9 @@ const char options_usage[] =
     "                      15; 0: each at once)\n"
     "  --tools             demo (default), a tools file, or both: demo,FILE\n"
     "  --retain            seconds a finished turn stays in memory (default 300)\n"
+    "  --live-memory       MiB of events live turns keep in memory in all; past it, a\n"
+    "                      turn's readers that are behind read from the store and a\n"
+    "                      script's turns wait for it (default 256, at least 16)\n"
     "  --approval-timeout  seconds an approval waits for the owner (default 300)\n"
     "  --lock-after        lock after this many seconds without a request from a\n"
     "                      paired device (default 0: never; needs a PIN)\n"
@@ -118,6 +121,7 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
   o->retain_s = 300;
   o->approval_timeout_s = 300;
   o->client_timeout_s = 30;
+  o->live_memory_mib = 256;
   o->max_tokens = 4096;
   o->reply_timeout_s = 600;
   o->stall_timeout_s = 60;
@@ -171,6 +175,8 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
       ok = parse_u32(val, 1000, &o->coalesce_ms);
     } else if (strcmp(opt, "--client-timeout") == 0) {
       ok = parse_u32(val, 3600, &o->client_timeout_s) && o->client_timeout_s > 0;
+    } else if (strcmp(opt, "--live-memory") == 0) {
+      ok = parse_u32(val, 1u << 20, &o->live_memory_mib) && o->live_memory_mib >= 16;
     } else if (strcmp(opt, "--approval-timeout") == 0) {
       ok = parse_u32(val, 7 * 24 * 3600, &o->approval_timeout_s) &&
            o->approval_timeout_s > 0;

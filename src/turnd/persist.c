@@ -35,7 +35,9 @@ static void on_commit(evutil_socket_t fd, short events, void *arg) {
   struct turnd *d = arg;
   d->commit_armed = false;
   persist_pending(d);
-  hand_over(d, false);
+  bool now = d->commit_urgent;
+  d->commit_urgent = false;
+  hand_over(d, now);
   run_free_closing(d);
 }
 
@@ -72,6 +74,7 @@ static void on_reap(evutil_socket_t fd, short events, void *arg) {
   struct turnd *d = arg;
   store_reap(d->store, on_done, d);
   pass_barriers(d);
+  run_resume_paused(d);
   run_free_closing(d);
 }
 

@@ -18,6 +18,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +27,28 @@
 /* Bytes of one turn's events: far past any real turn. Past the soft cap the
  * turn ends with an error; the slack is room for that error and the end. */
 #define RUN_LOG_SOFT_CAP (64u << 20)
-#define RUN_LOG_CAP      (RUN_LOG_SOFT_CAP + 4096)
-/* Agent steps per callback, so that one turn cannot starve the others. */
-#define PUMP_BUDGET 1000
-/* Bytes of the log handed to a reader at a time. */
+#define RUN_LOG_CAP      (RUN_LOG_SOFT_CAP + (64u << 10))
+/* Agent steps, and bytes of events, per pump: a turn with much to say at once
+ * (a script without waits) says it in pieces, and between two pieces the loop
+ * serves everything else that is ready, new requests included (run_resume). */
+#define PUMP_STEPS 1000
+#define PUMP_BYTES (256u * 1024u)
+/* Bytes of the log handed to a reader at a time, and slices handed to one
+ * reader in one go: then the next waits for the socket's written callback, in a
+ * later pass of the loop, so that a fast reader of a fast turn does not keep the
+ * loop to itself. */
 #define READER_SLICE (64u * 1024u)
+#define FLUSH_SLICES 4
+/* Bytes of a turn a reader may lag behind its committed lines and still be
+ * handed them from memory; further behind, it reads them from the store
+ * (replay_slice), so that a slow reader costs its turn no more than this. */
+#define READER_LAG_MAX (1u << 20)
+/* Bytes of a turn not yet committed past which its pump waits for the store:
+ * those lines must stay in memory until the store can serve them. */
+#define RUN_UNCOMMITTED_MAX (4u << 20)
+/* A live turn's log gives back what it grew for once it holds less than a
+ * quarter of it, from this size on (below, the churn would cost more). */
+#define LOG_SHRINK_MIN (1u << 20)
 /* Bytes of ended turns kept in memory for re-attaching readers, besides the
  * --retain time limit; older ones are replayed from the store. */
 #define RETAIN_BYTES (64u << 20)
@@ -41,10 +59,9 @@ struct follower {
   struct evhttp_connection *conn; /* req's connection: its close ends us */
   size_t next_off;                /* first byte of the turn not yet handed over (an
                                      offset from the turn's first byte, like
-                                     line_end); SIZE_MAX until the run reaches
-                                     start_seq */
-  uint64_t next_seq;              /* the seq at next_off while next_off is before
-                                     the log's window (a line boundary there) */
+                                     line_end, always where a line starts, so
+                                     that the store can serve from there);
+                                     SIZE_MAX until the run reaches start_seq */
   uint64_t start_seq;             /* the first seq asked for (after + 1) */
   bool writing;                   /* a slice is in the socket's buffer; its
                                      written callback hands over the next */
@@ -90,6 +107,16 @@ static void follower_finish(struct follower *f) {
   evhttp_send_reply_end(req);
 }
 
+/* The turn ended short of the seq f waits for, and its 200 went long ago: the
+ * answer is cut off rather than ended, so that the client sees no answer that
+ * looks whole, comes back with the same after, and gets 409 after_past_end
+ * with the turn's last seq (http_turns.c). */
+static void follower_abort(struct follower *f) {
+  struct evhttp_request *req = f->req;
+  follower_detach(f);
+  http_stream_abort(req);
+}
+
 static void follower_flush(struct follower *f);
 
 /* The lines readers may be handed: those a crash cannot take back (the journal
@@ -105,6 +132,31 @@ static uint64_t lines_shown(const struct run *r) {
   return n > 0 ? n : r->n_events > 0 ? 1 : 0;
 }
 
+/* The number of lines that end at or before byte off of the turn: where off is
+ * where a line starts, that line's seq. */
+static uint64_t lines_before(const struct run *r, size_t off) {
+  uint64_t lo = 0, hi = r->n_events;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (r->line_end[mid] <= off)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Where a reader's slice from byte from (a line start) ends: at the last line
+ * end within READER_SLICE bytes, or the end of the one line if it is longer,
+ * and never past visible (a line end). Slices end between lines so that a
+ * reader left behind by the window goes on from the store at a seq. */
+static size_t slice_end(const struct run *r, size_t from, size_t visible) {
+  if (visible - from <= READER_SLICE) return visible;
+  uint64_t n = lines_before(r, from + READER_SLICE); /* < the lines visible */
+  size_t end = n == 0 ? 0 : r->line_end[n - 1];
+  return end > from ? end : r->line_end[n];
+}
+
 /* The slice handed over last has left turnd's buffer: hand over the next. */
 static void on_slice_written(struct evhttp_connection *conn, void *arg) {
   (void)conn;
@@ -116,46 +168,43 @@ static void on_slice_written(struct evhttp_connection *conn, void *arg) {
 /* Hands f the next slice of the log it is owed, at most READER_SLICE bytes and
  * only once the previous slice was written: a reader costs at most one slice of
  * buffer however slow it is, and a fast one gets the turn as it comes. Once the
- * run has ended and f has everything, the answer is finished. Returns true when
- * the slice left at once and f may be handed the next now (f is alive); false
- * when there is nothing more now, the slice waits for the socket, or f is
- * gone. */
-static bool flush_slice(struct follower *f) {
+ * run has ended and f has everything, the answer is finished. write_now: the
+ * slice is written to the socket here, else when the loop finds it writable.
+ * Returns true when the slice left at once and f may be handed the next now (f
+ * is alive); false when there is nothing more now, the slice waits for the
+ * socket, or f is gone. */
+static bool flush_slice(struct follower *f, bool write_now) {
   struct run *r = f->run;
   if (f->writing) return false;
   uint64_t seen = lines_shown(r);
-  if (f->next_off == SIZE_MAX && seen >= f->start_seq) {
+  if (f->next_off == SIZE_MAX && seen >= f->start_seq)
     f->next_off = r->line_end[f->start_seq - 1]; /* start_seq > 0 here */
-    f->next_seq = f->start_seq;
-  }
   if (f->next_off == SIZE_MAX) { /* the reader has not reached start_seq */
-    if (r->ended && r->n_events < f->start_seq) follower_finish(f);
+    if (r->ended && r->n_events < f->start_seq) follower_abort(f);
     return false;
   }
   size_t visible = seen == 0 ? 0 : r->line_end[seen - 1];
   struct evbuffer *buf = NULL;
   if (f->next_off < r->log_base) {
     /* Lines that left memory: from the store, up to the window. */
-    uint64_t seq = f->next_seq;
+    uint64_t from = lines_before(r, f->next_off), seq = from;
     buf = evbuffer_new();
     if (buf == NULL || replay_slice(r->d, r->id, &seq, r->log_base_seq, buf) != 0 ||
-        seq == f->next_seq) {
+        seq == from) {
       if (buf != NULL) evbuffer_free(buf);
       follower_finish(f); /* the store failed: the reader may come back */
       return false;
     }
-    f->next_seq = seq;
     f->next_off = r->line_end[seq - 1];
   } else if (f->next_off < visible) {
-    size_t len = visible - f->next_off;
-    if (len > READER_SLICE) len = READER_SLICE;
+    size_t end = slice_end(r, f->next_off, visible);
     buf = evbuffer_new();
-    if (buf == NULL ||
-        evbuffer_add(buf, r->log.data + (f->next_off - r->log_base), len) != 0) {
+    if (buf == NULL || evbuffer_add(buf, r->log.data + (f->next_off - r->log_base),
+                                    end - f->next_off) != 0) {
       if (buf != NULL) evbuffer_free(buf);
       return false; /* out of memory: the next commit or slice tries again */
     }
-    f->next_off += len;
+    f->next_off = end;
   } else {
     if (r->ended && r->committed == r->n_events) follower_finish(f);
     return false;
@@ -170,13 +219,15 @@ static bool flush_slice(struct follower *f) {
   f->writing = true;
   evhttp_send_reply_chunk_with_cb(f->req, buf, on_slice_written, f);
   evbuffer_free(buf);
-  if (!http_stream_write_now(f->req)) return false; /* on_slice_written comes */
+  if (!write_now || !http_stream_write_now(f->req))
+    return false; /* on_slice_written
+                      comes */
   f->writing = false;
   return true;
 }
 
 static void follower_flush(struct follower *f) {
-  while (flush_slice(f))
+  for (unsigned n = 1; flush_slice(f, n < FLUSH_SLICES); n++)
     ;
 }
 
@@ -192,7 +243,6 @@ int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq,
    * until then. */
   f->start_seq = next_seq;
   f->next_off = next_seq == 0 ? 0 : SIZE_MAX;
-  f->next_seq = 0;
   f->next = r->followers;
   r->followers = f;
   evhttp_connection_set_closecb(f->conn, on_follower_close, f);
@@ -208,6 +258,8 @@ static void arm(struct run *r, uint64_t ms) {
   evtimer_add(r->timer, &tv);
 }
 
+static void unpause(struct run *r);
+
 static void run_free(struct run *r) {
   while (r->followers != NULL)
     follower_finish(r->followers);
@@ -215,12 +267,15 @@ static void run_free(struct run *r) {
   run_tool_stop(r);
   persist_run_last(r);
   if (r->ended) r->d->ended_bytes -= r->kept_bytes;
+  r->d->live_bytes -= r->live_counted;
+  unpause(r);
   if (r->session->running == r) r->session->running = NULL;
   agent_fini(&r->agent);
   turn_order_free(r->order);
   turn_buf_fini(&r->log);
   free(r->line_end);
   if (r->timer != NULL) event_free(r->timer);
+  if (r->resume != NULL) event_free(r->resume);
   free(r);
 }
 
@@ -265,12 +320,39 @@ static void run_release(struct run *r) {
   persist_soon(r->d);
 }
 
+/* glibc's malloc keeps what is freed for reuse, and of a big turn's memory
+ * (its reply, the message made of it, the store's copies) most stayed resident
+ * for good: freed in the middle of the heap, or in another thread's arena. A
+ * second after turns are released, what is free goes back to the system. */
+#define TRIM_DELAY_MS 1000
+
+static void on_trim(evutil_socket_t fd, short events, void *arg) {
+  (void)fd;
+  (void)events;
+  (void)arg;
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
+static void trim_soon(struct turnd *d) {
+  if (d->trim_ev == NULL) {
+    d->trim_ev = evtimer_new(d->base, on_trim, d);
+    if (d->trim_ev == NULL) return;
+  }
+  if (evtimer_pending(d->trim_ev, NULL)) return;
+  struct timeval tv = {TRIM_DELAY_MS / 1000, (TRIM_DELAY_MS % 1000) * 1000};
+  evtimer_add(d->trim_ev, &tv);
+}
+
 void run_free_closing(struct turnd *d) {
+  if (d->closing == NULL) return;
   while (d->closing != NULL) {
     struct run *r = d->closing;
     d->closing = r->next;
     run_free(r);
   }
+  trim_soon(d);
 }
 
 static void on_timer(evutil_socket_t fd, short events, void *arg) {
@@ -326,15 +408,32 @@ static void recount(struct run *r) {
   r->d->ended_bytes += r->kept_bytes;
 }
 
+/* Counts a live run's log in d->live_bytes again, once its size changed. */
+static void live_recount(struct run *r) {
+  if (r->ended) return;
+  r->d->live_bytes -= r->live_counted;
+  r->live_counted = r->log.alloc;
+  r->d->live_bytes += r->live_counted;
+}
+
+static size_t live_limit(const struct turnd *d) {
+  return (size_t)d->opt->live_memory_mib << 20;
+}
+
 /* Drops from memory the lines that are committed and that every reader has been
- * handed. */
+ * handed, but for readers far behind (READER_LAG_MAX), or any reader while live
+ * turns hold more than --live-memory: those read what they lack from the
+ * store. */
 static void trim_log(struct run *r) {
   if (r->committed <= r->log_base_seq) return;
   /* The window may start at the first line not yet committed, and no later
-   * than the first byte some reader has yet to be handed. */
+   * than the first byte a reader close behind has yet to be handed. */
   size_t cut = r->line_end[r->committed - 1];
-  for (struct follower *f = r->followers; f != NULL; f = f->next)
-    if (f->next_off != SIZE_MAX && f->next_off >= r->log_base && f->next_off < cut)
+  size_t lag_from = cut > READER_LAG_MAX ? cut - READER_LAG_MAX : 0;
+  bool tight = r->d->live_bytes >= live_limit(r->d);
+  for (struct follower *f = r->followers; f != NULL && !tight; f = f->next)
+    if (f->next_off != SIZE_MAX && f->next_off >= r->log_base &&
+        f->next_off >= lag_from && f->next_off < cut)
       cut = f->next_off;
   /* ... on a line boundary: the last line end at or before cut. */
   uint64_t lo = r->log_base_seq, hi = r->committed; /* the line count is in [lo, hi] */
@@ -356,6 +455,10 @@ static void trim_log(struct run *r) {
   if (r->shed && !r->released) { /* it will not grow again: what it holds goes */
     (void)turn_buf_shrink(&r->log);
     recount(r);
+  } else if (!r->ended && r->log.alloc >= LOG_SHRINK_MIN &&
+             r->log.alloc / 4 > r->log.len) {
+    (void)turn_buf_shrink(&r->log); /* out of memory: it stays as big */
+    live_recount(r);
   }
 }
 
@@ -387,6 +490,9 @@ static void run_shed(struct run *r) {
 static void mark_ended(struct run *r) {
   run_model_stop(r); /* a call still streaming is torn down */
   run_tool_stop(r);  /* and a tool still running is killed */
+  r->d->live_bytes -= r->live_counted;
+  r->live_counted = 0;
+  unpause(r);
   r->ended = true;
   r->kept_bytes = 0;
   recount(r);
@@ -444,27 +550,18 @@ static int keep(struct run *r, turn_event *ev) {
 
 /* Gives ev its seq, keeps it and sends it to every follower. A turn that grows
  * past RUN_LOG_SOFT_CAP, or whose next event would take it past RUN_LOG_CAP,
- * ends with an error instead (the slack above the soft cap leaves room for those
- * two lines), so no event is ever lost from the middle. */
+ * ends with an error instead, so no event is ever lost from the middle: that
+ * event is not kept, and the agent closes the calls readers saw open, then
+ * says the error, then ends (agent_fail), in the slack above the soft cap. */
 static void run_append(struct run *r, turn_event *ev) {
   if (r->ended) return;
   int rv = TURN_E_TOOBIG;
-  if (r->log_base + r->log.len <= RUN_LOG_SOFT_CAP || ev->type == TURN_EV_END)
+  if (r->log_base + r->log.len <= RUN_LOG_SOFT_CAP || ev->type == TURN_EV_END ||
+      agent_failed(&r->agent))
     rv = keep(r, ev);
-  turn_event err_ev, end_ev; /* end_ev is ev from here on when they are kept */
-  if (rv == TURN_E_TOOBIG && ev->type != TURN_EV_END) {
-    memset(&err_ev, 0, sizeof err_ev);
-    err_ev.type = TURN_EV_ERROR;
-    err_ev.error.message = TURN_STR("the turn grew past the size turnd keeps");
-    memset(&end_ev, 0, sizeof end_ev);
-    end_ev.type = TURN_EV_END;
-    end_ev.end.stop_reason = TURN_STOP_ERROR;
-    agent_cancel(&r->agent, TURN_STOP_ERROR);
-    if (keep(r, &err_ev) != TURN_OK || keep(r, &end_ev) != TURN_OK) {
-      run_give_up(r);
-      return;
-    }
-    ev = &end_ev;
+  if (rv == TURN_E_TOOBIG && ev->type != TURN_EV_END && !agent_failed(&r->agent)) {
+    agent_fail(&r->agent, "the turn grew past the size turnd keeps", true);
+    return; /* run_pump steps the agent on to its end */
   } else if (rv != TURN_OK) {
     run_give_up(r);
     return;
@@ -492,8 +589,81 @@ static void run_trim(struct turnd *d, struct run *keep_run) {
   }
 }
 
-void run_pump(struct run *r) {
-  for (int budget = 0; budget < PUMP_BUDGET && !r->ended; budget++) {
+/* Whether r's agent can be left between two steps and resumed later without
+ * losing anything: nothing fed to it from outside (a model's event, a tool's
+ * line) waits in it to be taken. */
+static bool inbox_empty(const struct run *r) {
+  return !r->agent.has_inbox && !r->agent.tool_has_event;
+}
+
+/* Whether r must wait for the store before it says more: too much of it is not
+ * committed (those lines cannot leave memory), or live turns hold more than
+ * --live-memory. Only a turn whose agent would go on by itself waits (a
+ * script's): while a model call or a tool runs, what they send must be taken
+ * as it comes (a model's stream is slow beside the store). */
+static bool must_wait_for_store(const struct run *r) {
+  if (r->call != NULL || r->tool != NULL || !inbox_empty(r) || r->agent.cancelled)
+    return false; /* a cancelled turn has only its end to say */
+  size_t committed_end = r->committed == 0 ? 0 : r->line_end[r->committed - 1];
+  size_t grown = r->log.alloc > r->live_counted ? r->log.alloc - r->live_counted : 0;
+  return r->log_base + r->log.len - committed_end >= RUN_UNCOMMITTED_MAX ||
+         r->d->live_bytes + grown >= live_limit(r->d);
+}
+
+static void pause_for_store(struct run *r) {
+  if (!r->paused) {
+    r->paused = true;
+    r->next_paused = r->d->paused;
+    r->d->paused = r;
+  }
+  r->d->commit_urgent = true; /* the writer commits without its group delay */
+  persist_soon(r->d);
+}
+
+static void unpause(struct run *r) {
+  if (!r->paused) return;
+  struct run **p = &r->d->paused;
+  while (*p != r)
+    p = &(*p)->next_paused;
+  *p = r->next_paused;
+  r->paused = false;
+}
+
+void run_resume_paused(struct turnd *d) {
+  struct run **p = &d->paused;
+  while (*p != NULL) {
+    struct run *r = *p;
+    if (must_wait_for_store(r)) {
+      p = &r->next_paused;
+      continue;
+    }
+    *p = r->next_paused;
+    r->paused = false;
+    event_active(r->resume, 0, 0);
+  }
+}
+
+static void on_resume(evutil_socket_t fd, short events, void *arg) {
+  (void)fd;
+  (void)events;
+  struct run *r = arg;
+  if (!r->ended && !r->paused) run_pump(r);
+}
+
+/* Steps the agent within the budget (see run_pump). */
+static void pump(struct run *r) {
+  size_t start = r->log_base + r->log.len;
+  bool out_of_budget = false;
+  for (int steps = 0; !r->ended; steps++) {
+    if (steps == PUMP_STEPS ||
+        (r->log_base + r->log.len - start >= PUMP_BYTES && inbox_empty(r))) {
+      out_of_budget = true;
+      break;
+    }
+    if (must_wait_for_store(r)) {
+      pause_for_store(r);
+      return;
+    }
     struct agent_action act;
     agent_next(&r->agent, turnd_now_ms(), &act);
     struct convo_message m;
@@ -533,8 +703,16 @@ void run_pump(struct run *r) {
     run_shed(r);
     arm(r, (uint64_t)r->d->opt->retain_s * 1000);
     run_trim(r->d, r);
-  } else
-    arm(r, 0); /* out of budget: go on in the next loop iteration */
+  } else if (out_of_budget) {
+    /* Not at the stream's priority: a turn that always has more to say would
+     * keep new requests out for as long as it lasts. */
+    event_active(r->resume, 0, 0);
+  }
+}
+
+void run_pump(struct run *r) {
+  pump(r);
+  live_recount(r);
 }
 
 struct run *run_start(struct turnd *d, struct session *s, const char *text) {
@@ -556,14 +734,17 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
   bool locked = d->guard.view.locked;
   r->order = turn_order_new(NULL);
   r->timer = evtimer_new(d->base, on_timer, r);
+  r->resume = event_new(d->base, -1, 0, on_resume, r);
   turn_buf_init(&r->log, RUN_LOG_CAP, NULL);
   /* Its timer lets coalesced text out: part of the stream (loop_prio.h). */
-  if (r->order == NULL || r->timer == NULL ||
+  if (r->order == NULL || r->timer == NULL || r->resume == NULL ||
       event_priority_set(r->timer, LOOP_PRIO_STREAM) != 0 ||
+      event_priority_set(r->resume, LOOP_PRIO_OTHER) != 0 ||
       agent_init(&r->agent, d->model.external ? NULL : script_pick(&d->script, text),
                  text, r->id, s->id, d->opt->approval_timeout_s) != 0) {
     turn_order_free(r->order);
     if (r->timer != NULL) event_free(r->timer);
+    if (r->resume != NULL) event_free(r->resume);
     free(r);
     return NULL;
   }
@@ -577,6 +758,7 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
     agent_fini(&r->agent);
     turn_order_free(r->order);
     event_free(r->timer);
+    event_free(r->resume);
     free(r);
     return NULL;
   }
@@ -699,4 +881,6 @@ void run_free_all(struct turnd *d) {
   }
   d->ended_first = d->ended_last = NULL;
   idmap_fini(&d->run_ids);
+  if (d->trim_ev != NULL) event_free(d->trim_ev);
+  d->trim_ev = NULL;
 }

@@ -37,6 +37,13 @@ struct run {
   size_t approvals_asked;     /* shed: the agent's count, for late answers */
   size_t kept_bytes;          /* ended: its memory, in d->ended_bytes */
   struct event *timer;        /* owned: the agent's waits, then the retain timer */
+  struct event *resume;       /* owned: the pump goes on after its budget, at the
+                                 priority of new requests (run_pump) */
+  size_t live_counted;        /* not ended: its log's memory, in d->live_bytes */
+  bool paused;                /* the pump waits for the store to take lines
+                                 (too much of the turn is in memory): on
+                                 d->paused, resumed from persist.c's reap */
+  struct run *next_paused;    /* in d->paused */
   struct follower *followers; /* readers streaming this run */
   uint64_t stored;            /* events handed to the store: seq < stored */
   uint64_t durable;           /* events the journal or the database holds, which
@@ -91,6 +98,8 @@ void run_durable(struct run *r, uint64_t end_seq);
 void run_committed(struct run *r, uint64_t end_seq);
 /* Steps r's agent as far as it goes now, doing what it asks (run.c). */
 void run_pump(struct run *r);
+/* The store took lines: paused runs whose memory now allows go on (run.c). */
+void run_resume_paused(struct turnd *d);
 
 /* The agent asks for a model call (run_model.c): it starts once everything the
  * session said is committed. */
