@@ -259,6 +259,7 @@ static void arm(struct run *r, uint64_t ms) {
 }
 
 static void unpause(struct run *r);
+static bool must_wait_for_store(const struct run *r);
 
 static void run_free(struct run *r) {
   while (r->followers != NULL)
@@ -389,6 +390,10 @@ void run_committed(struct run *r, uint64_t end_seq) {
     if (end_seq > r->durable) r->durable = end_seq;
     flush_followers(r);
     trim_log(r);
+  }
+  if (r->paused && !must_wait_for_store(r)) {
+    unpause(r);
+    event_active(r->resume, 0, 0);
   }
   if (r->release_due && r->committed == r->n_events && r->in_flight == 0) {
     r->release_due = false;
@@ -604,9 +609,13 @@ static bool inbox_empty(const struct run *r) {
 static bool must_wait_for_store(const struct run *r) {
   if (r->call != NULL || r->tool != NULL || !inbox_empty(r) || r->agent.cancelled)
     return false; /* a cancelled turn has only its end to say */
+  /* Only with lines of its own on the way to the store: their commit is what
+   * wakes it (run_committed, or the reap's run_resume_paused). */
   size_t committed_end = r->committed == 0 ? 0 : r->line_end[r->committed - 1];
+  size_t uncommitted = r->log_base + r->log.len - committed_end;
+  if (uncommitted == 0) return false;
   size_t grown = r->log.alloc > r->live_counted ? r->log.alloc - r->live_counted : 0;
-  return r->log_base + r->log.len - committed_end >= RUN_UNCOMMITTED_MAX ||
+  return uncommitted >= RUN_UNCOMMITTED_MAX ||
          r->d->live_bytes + grown >= live_limit(r->d);
 }
 
