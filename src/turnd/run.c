@@ -555,18 +555,27 @@ static int keep(struct run *r, turn_event *ev) {
 
 /* Gives ev its seq, keeps it and sends it to every follower. A turn that grows
  * past RUN_LOG_SOFT_CAP, or whose next event would take it past RUN_LOG_CAP,
- * ends with an error instead, so no event is ever lost from the middle: that
- * event is not kept, and the agent closes the calls readers saw open, then
- * says the error, then ends (agent_fail), in the slack above the soft cap. */
+ * ends with an error instead (the slack above the soft cap leaves room for those
+ * two lines), so no event is ever lost from the middle. */
 static void run_append(struct run *r, turn_event *ev) {
   if (r->ended) return;
   int rv = TURN_E_TOOBIG;
-  if (r->log_base + r->log.len <= RUN_LOG_SOFT_CAP || ev->type == TURN_EV_END ||
-      agent_failed(&r->agent))
+  if (r->log_base + r->log.len <= RUN_LOG_SOFT_CAP || ev->type == TURN_EV_END)
     rv = keep(r, ev);
-  if (rv == TURN_E_TOOBIG && ev->type != TURN_EV_END && !agent_failed(&r->agent)) {
-    agent_fail(&r->agent, "the turn grew past the size turnd keeps", true);
-    return; /* run_pump steps the agent on to its end */
+  turn_event err_ev, end_ev; /* end_ev is ev from here on when they are kept */
+  if (rv == TURN_E_TOOBIG && ev->type != TURN_EV_END) {
+    memset(&err_ev, 0, sizeof err_ev);
+    err_ev.type = TURN_EV_ERROR;
+    err_ev.error.message = TURN_STR("the turn grew past the size turnd keeps");
+    memset(&end_ev, 0, sizeof end_ev);
+    end_ev.type = TURN_EV_END;
+    end_ev.end.stop_reason = TURN_STOP_ERROR;
+    agent_cancel(&r->agent, TURN_STOP_ERROR);
+    if (keep(r, &err_ev) != TURN_OK || keep(r, &end_ev) != TURN_OK) {
+      run_give_up(r);
+      return;
+    }
+    ev = &end_ev;
   } else if (rv != TURN_OK) {
     run_give_up(r);
     return;
