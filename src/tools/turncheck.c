@@ -1,7 +1,8 @@
 /* turncheck: checks a turn stream (NDJSON, one or many turns) or, with --blocks,
  * a history document against the turn protocol v1, for turnd and any other
  * backend. Prints "line N: what is wrong" per problem; exit 0 valid, 1 not, 2 on
- * a usage or I/O error. */
+ * a usage or I/O error. A stream with no event at all (empty, or blank lines) holds
+ * no turn, so it is not valid: a backend that answered nothing must not pass. */
 #include "turn/turn.h"
 
 #include <errno.h>
@@ -91,8 +92,20 @@ static void usage(FILE *to) {
               "  Checks a turn stream (NDJSON, one turn or a log of many) or, with\n"
               "  --blocks, a history document {\"session\": ..., \"blocks\": [...]}.\n"
               "  Reads FILE, or standard input. Prints \"line N: problem\" for each\n"
-              "  problem. Exit status: 0 valid, 1 invalid, 2 usage or I/O error.\n"
+              "  problem. A stream with no turn (empty) is invalid. Exit status:\n"
+              "  0 valid, 1 invalid, 2 usage or I/O error.\n"
               "  --stats  print bytes, lines and throughput to standard error\n");
+}
+
+/* The order checker sees no event in an empty stream and so has nothing to refuse;
+ * the stream is still no turn. Reported only when nothing else was: a stream of bad
+ * lines already fails, and each of its lines says why. */
+static void report_no_turn(struct check *c) {
+  if (c->events > 0 || c->problems > 0) return;
+  c->problems++;
+  uint64_t line = turn_reader_line(c->reader);
+  printf("line %llu: the stream holds no turn: no \"turn\" event, no \"end\" event\n",
+         (unsigned long long)(line > 0 ? line : 1));
 }
 
 static int check_stream(FILE *in, struct check *c, size_t max_line, uint64_t *bytes) {
@@ -124,6 +137,7 @@ static int check_stream(FILE *in, struct check *c, size_t max_line, uint64_t *by
       c->problems++;
       print_problem(turn_reader_line(c->reader), &err);
     }
+    report_no_turn(c);
   }
   free(chunk);
   turn_reader_free(c->reader);

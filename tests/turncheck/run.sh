@@ -29,6 +29,18 @@ for f in "$dir"/*.ndjson "$dir"/*.json; do
     fi ;;
   esac
 done
+# An empty standard input is no turn either, read without a file or through "-".
+want=$(cat "$dir/invalid-empty.expected")
+for how in stdin dash; do
+  args=()
+  [ $how = dash ] && args=(-)
+  out=$("$turncheck" "${args[@]}" </dev/null)
+  status=$?
+  if [ $status -ne 1 ] || [ "$out" != "$want" ]; then
+    echo "FAIL empty input on $how: exit $status, want 1 and:"; echo "$want"; echo "got:"; echo "$out"
+    failed=$((failed + 1))
+  fi
+done
 # A missing file is a usage error (2), not a verdict on a stream.
 "$turncheck" "$dir/no-such-file.ndjson" 2>/dev/null
 if [ $? -ne 2 ]; then echo "FAIL: missing file must exit 2"; failed=$((failed + 1)); fi
