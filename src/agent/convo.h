@@ -39,7 +39,8 @@ struct convo {
   uint64_t open_at_ms;    /* when its first piece came */
   enum convo_block block; /* the text block still growing, if any */
   bool block_begun;       /* ... and it has text, so it is in msg */
-  char partial[3];        /* its last delta's cut character, waiting for the rest */
+  char partial[4];        /* its last delta's cut character, waiting for the rest:
+                             at most 3 bytes held, 4 once the next delta ends it */
   size_t n_partial;
   char *signature; /* a thinking block's signature so far (owned), or NULL */
   struct convo_message queue[CONVO_QUEUE];

@@ -98,6 +98,27 @@ static void test_convo_text_deltas_become_one_block(void **state) {
   assert_false(c->lost);
 }
 
+/* A four-byte character held back whole takes four bytes: its first three came in
+ * one delta, then the last, and another one byte at a time. The held bytes lived
+ * in three, so the last byte was written past them (UBSan: index 3 out of bounds;
+ * gcc -O2: stringop-overflow, which broke the Release build). */
+static void test_convo_bug_four_byte_character_cut_after_three(void **state) {
+  struct convo *c = *state;
+  /* U+1F600 is F0 9F 98 80 */
+  convo_text(c, s("hi \xf0\x9f\x98"), T0);
+  convo_text(c, s("\x80 and \xf0"), T0 + 1);
+  convo_text(c, s("\x9f"), T0 + 2);
+  convo_text(c, s("\x98"), T0 + 3);
+  convo_text(c, s("\x80!"), T0 + 4);
+  convo_finish(c);
+  expect_message(c,
+                 "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\","
+                 "\"text\":\"hi \xf0\x9f\x98\x80 and \xf0\x9f\x98\x80!\"}]}",
+                 T0);
+  expect_no_message(c);
+  assert_false(c->lost);
+}
+
 static void test_convo_reasoning_then_text_are_separate_blocks_in_order(void **state) {
   struct convo *c = *state;
   convo_thinking(c, s("the user "), T0);
@@ -847,6 +868,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       TEST(test_convo_user_message),
       TEST(test_convo_text_deltas_become_one_block),
+      TEST(test_convo_bug_four_byte_character_cut_after_three),
       TEST(test_convo_reasoning_then_text_are_separate_blocks_in_order),
       TEST(test_convo_signed_thinking_blocks_stay_apart),
       TEST(test_convo_tool_use_carries_its_input_object),
