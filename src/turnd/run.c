@@ -27,7 +27,7 @@
 /* Bytes of one turn's events: far past any real turn. Past the soft cap the
  * turn ends with an error; the slack is room for that error and the end. */
 #define RUN_LOG_SOFT_CAP (64u << 20)
-#define RUN_LOG_CAP      (RUN_LOG_SOFT_CAP + (64u << 10))
+#define RUN_LOG_CAP      (RUN_LOG_SOFT_CAP + 4096)
 /* Agent steps, and bytes of events, per pump: a turn with much to say at once
  * (a script without waits) says it in pieces, and between two pieces the loop
  * serves everything else that is ready, new requests included (run_resume). */
@@ -107,16 +107,6 @@ static void follower_finish(struct follower *f) {
   evhttp_send_reply_end(req);
 }
 
-/* The turn ended short of the seq f waits for, and its 200 went long ago: the
- * answer is cut off rather than ended, so that the client sees no answer that
- * looks whole, comes back with the same after, and gets 409 after_past_end
- * with the turn's last seq (http_turns.c). */
-static void follower_abort(struct follower *f) {
-  struct evhttp_request *req = f->req;
-  follower_detach(f);
-  http_stream_abort(req);
-}
-
 static void follower_flush(struct follower *f);
 
 /* The lines readers may be handed: those a crash cannot take back (the journal
@@ -180,7 +170,7 @@ static bool flush_slice(struct follower *f, bool write_now) {
   if (f->next_off == SIZE_MAX && seen >= f->start_seq)
     f->next_off = r->line_end[f->start_seq - 1]; /* start_seq > 0 here */
   if (f->next_off == SIZE_MAX) { /* the reader has not reached start_seq */
-    if (r->ended && r->n_events < f->start_seq) follower_abort(f);
+    if (r->ended && r->n_events < f->start_seq) follower_finish(f);
     return false;
   }
   size_t visible = seen == 0 ? 0 : r->line_end[seen - 1];
@@ -220,8 +210,7 @@ static bool flush_slice(struct follower *f, bool write_now) {
   evhttp_send_reply_chunk_with_cb(f->req, buf, on_slice_written, f);
   evbuffer_free(buf);
   if (!write_now || !http_stream_write_now(f->req))
-    return false; /* on_slice_written
-                      comes */
+    return false; /* on_slice_written comes */
   f->writing = false;
   return true;
 }
