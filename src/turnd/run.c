@@ -14,6 +14,7 @@
 #include "persist.h"
 #include "replay.h"
 #include "session.h"
+#include "store.h"
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -319,7 +320,8 @@ static void run_release(struct run *r) {
 static void on_trim(evutil_socket_t fd, short events, void *arg) {
   (void)fd;
   (void)events;
-  (void)arg;
+  struct turnd *d = arg;
+  store_release_memory(d->store);
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif

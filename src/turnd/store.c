@@ -270,6 +270,10 @@ int store_fd(const struct store *st) {
   return st->writer.done_fd;
 }
 
+void store_release_memory(struct store *st) {
+  sqlite3_db_release_memory(st->db);
+}
+
 void store_reap(struct store *st, store_done_cb *cb, void *ctx) {
   struct write_list done;
   writer_take_done(&st->writer, &done);

@@ -59,6 +59,9 @@ bool store_journaled(const struct store *st);
 uint64_t store_committed(struct store *st);
 /* Readable once handed writes are done: then call store_reap. */
 int store_fd(const struct store *st);
+/* Gives back the page cache of the loop's connection (the reads of turns
+ * replayed from the store), for a loop that has gone quiet. */
+void store_release_memory(struct store *st);
 /* Events store_events_add handed over with owner are done: committed, or refused
  * by the database (said on stderr) and so never to be. end_seq is first_seq + n. */
 typedef void store_done_cb(void *ctx, void *owner, uint64_t end_seq);

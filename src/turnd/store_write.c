@@ -313,13 +313,36 @@ static void await_due(struct writer *w) {
   }
 }
 
+/* A writer with nothing to do for this long gives back its page cache. */
+#define IDLE_RELEASE_MS 2000
+
 static void *writer_main(void *arg) {
   struct writer *w = arg;
   background_thread_begin("writer");
   pthread_mutex_lock(&w->lock);
+  bool cached = false; /* the connection's page cache holds pages of a batch */
   for (;;) {
-    while (w->queue.first == NULL && !w->stop)
-      pthread_cond_wait(&w->wake, &w->lock);
+    while (w->queue.first == NULL && !w->stop) {
+      if (!cached) {
+        pthread_cond_wait(&w->wake, &w->lock);
+        continue;
+      }
+      /* Quiet for IDLE_RELEASE_MS: the cache (up to 2 MiB, filled by the
+       * last batches, of big turns say) goes back, as the rest of turnd's
+       * memory does once turns are released. It costs the next batch some
+       * reads from the kernel's page cache. */
+      struct timespec ts;
+      clock_gettime(CLOCK_MONOTONIC, &ts);
+      ts.tv_sec += IDLE_RELEASE_MS / 1000;
+      if (pthread_cond_timedwait(&w->wake, &w->lock, &ts) != ETIMEDOUT ||
+          w->queue.first != NULL || w->stop)
+        continue;
+      cached = false;
+      pthread_mutex_unlock(&w->lock); /* the connection is the thread's own */
+      sqlite3_db_release_memory(w->db);
+      pthread_mutex_lock(&w->lock);
+    }
+    cached = true;
     if (w->queue.first == NULL) break; /* stop, and nothing left */
     await_due(w);
     struct write_list batch = w->queue;
