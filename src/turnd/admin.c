@@ -20,7 +20,10 @@ static const char admin_usage[] =
     "       turnd devices --data DIR            list the paired devices\n"
     "       turnd unpair --data DIR NAME        revoke a device's token\n"
     "       turnd pair-code --data DIR          print a new one-time pairing link\n"
-    "       turnd set-pin --data DIR            set the owner's PIN (read from stdin)\n";
+    "       turnd set-pin --data DIR [--if-unset]\n"
+    "                                           set the owner's PIN (read from stdin);\n"
+    "                                           --if-unset: only if none is set yet,\n"
+    "                                           and an empty line sets none\n";
 
 static const char *const commands[] = {"pair", "devices", "unpair", "pair-code",
                                        "set-pin"};
@@ -35,14 +38,18 @@ bool admin_is_command(const char *name) {
 struct admin_args {
   const char *data_dir; /* --data, default ./data */
   const char *name;     /* --name, or the one positional argument */
+  bool if_unset;        /* set-pin --if-unset */
 };
 
 static bool parse(int argc, char **argv, struct admin_args *a) {
   a->data_dir = "./data";
   a->name = NULL;
+  a->if_unset = false;
   for (int i = 1; i < argc; i++) {
-    if ((strcmp(argv[i], "--data") == 0 || strcmp(argv[i], "--name") == 0) &&
-        i + 1 < argc) {
+    if (strcmp(argv[i], "--if-unset") == 0 && strcmp(argv[0], "set-pin") == 0) {
+      a->if_unset = true;
+    } else if ((strcmp(argv[i], "--data") == 0 || strcmp(argv[i], "--name") == 0) &&
+               i + 1 < argc) {
       if (argv[i][2] == 'd')
         a->data_dir = argv[++i];
       else
@@ -99,12 +106,13 @@ static long read_secret(const char *prompt, char *out, size_t cap) {
   bool tty = isatty(STDIN_FILENO);
   struct termios saved, quiet;
   if (tty) {
-    fputs(prompt, stderr);
-    fflush(stderr);
+    /* Echo off before the prompt: what is typed once it shows is never echoed. */
     tcgetattr(STDIN_FILENO, &saved);
     quiet = saved;
     quiet.c_lflag &= ~(tcflag_t)ECHO;
     tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+    fputs(prompt, stderr);
+    fflush(stderr);
   }
   bool got = fgets(out, (int)cap, stdin) != NULL;
   if (tty) {
@@ -118,9 +126,27 @@ static long read_secret(const char *prompt, char *out, size_t cap) {
   return (long)len;
 }
 
-static int set_pin(struct auth_db *db) {
+/* set-pin. With if_unset (`make run` at its start) a PIN already set is kept
+ * without a question, and an empty line leaves none: the owner may choose one
+ * later, when something first needs it. */
+static int set_pin(struct auth_db *db, const char *data_dir, bool if_unset) {
   char pin[CREDENTIAL_PIN_MAX + 2], again[CREDENTIAL_PIN_MAX + 2];
+  if (if_unset) {
+    char hash[CREDENTIAL_PIN_HASH_CAP];
+    int set = auth_db_get(db, "pin", hash, sizeof hash);
+    if (set != 0) return set == 1 ? 0 : 1;
+    fprintf(stderr,
+            "turnd: approving a call whose effect needs the step-up (by default a "
+            "physical one, such as the demo's lamp) takes the owner's PIN, and none "
+            "is set yet. Choose one now (%d to %d characters), or press Enter to "
+            "set none: `turnd set-pin --data %s` sets one later.\n",
+            CREDENTIAL_PIN_MIN, CREDENTIAL_PIN_MAX, data_dir);
+  }
   long len = read_secret("new PIN: ", pin, sizeof pin);
+  if (if_unset && len == 0) {
+    fprintf(stderr, "turnd: no PIN set\n");
+    return 0;
+  }
   if (len < 0 || !credential_pin_ok(pin, (size_t)len)) {
     fprintf(stderr, "turnd: a PIN is %d to %d characters, on one line\n",
             CREDENTIAL_PIN_MIN, CREDENTIAL_PIN_MAX);
@@ -165,7 +191,8 @@ static int pair(struct auth_db *db, const char *name) {
   return fflush(stdout) == 0 ? 0 : 1;
 }
 
-static int run_command(const char *cmd, struct auth_db *db, const char *name) {
+static int run_command(const char *cmd, struct auth_db *db, const struct admin_args *a) {
+  const char *name = a->name;
   if (strcmp(cmd, "pair") == 0) return pair(db, name);
   if (strcmp(cmd, "devices") == 0) {
     printf("%-24s  %-20s  %s\n", "NAME", "CREATED", "LAST SEEN");
@@ -183,7 +210,7 @@ static int run_command(const char *cmd, struct auth_db *db, const char *name) {
     fprintf(stderr, "turnd: the code works once, for %d minutes\n", PAIR_CODE_TTL_S / 60);
     return 0;
   }
-  return set_pin(db);
+  return set_pin(db, a->data_dir, a->if_unset);
 }
 
 int admin_main(int argc, char **argv) {
@@ -212,7 +239,7 @@ int admin_main(int argc, char **argv) {
     fprintf(stderr, "turnd: %s\n", err);
     return 1;
   }
-  int rc = run_command(argv[0], db, a.name);
+  int rc = run_command(argv[0], db, &a);
   auth_db_close(db);
   return rc;
 }
