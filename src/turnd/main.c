@@ -54,6 +54,8 @@ static int make_dirs(const char *dir) {
   return 0;
 }
 
+#define SCRIPT_FILE_MAX (1u << 20) /* bytes of a script:FILE */
+
 /* The script model of --model: the built-in demo or script:FILE. */
 static int load_model(struct script *s, const char *model) {
   char err[200];
@@ -68,9 +70,10 @@ static int load_model(struct script *s, const char *model) {
     fprintf(stderr, "turnd: cannot read the script %s: %s\n", path, strerror(errno));
     return -1;
   }
-  static char text[1 << 20];
+  /* One byte more than the limit, so that a script of exactly 1 MiB is taken. */
+  static char text[SCRIPT_FILE_MAX + 1];
   size_t len = fread(text, 1, sizeof text, f);
-  bool too_big = len == sizeof text;
+  bool too_big = len > SCRIPT_FILE_MAX;
   fclose(f);
   if (too_big) {
     fprintf(stderr, "turnd: the script %s is over 1 MiB\n", path);
@@ -162,15 +165,18 @@ static int start_auth(struct turnd *d, const struct options *opt, uint16_t port)
            v6 ? "]" : "", (unsigned)port);
   if (auth_start(d, link_url) != 0 || guard_start(d) != 0) return -1;
   printf("listening on %s\n", url);
+  fflush(stdout);
   char link[400];
-  if (opt->no_auth)
+  if (opt->no_auth) {
     printf("no auth (--no-auth): whoever reaches this address is the owner\n");
-  else if (admin_pair_link(d->auth.db, link, sizeof link) == 0) {
-    printf("pair a device: %s\n", link);
+  } else if (admin_pair_link(d->auth.db, link, sizeof link) == 0) {
+    /* The link last, where someone who just started turnd at a terminal finds
+     * it: what is said about it comes first. */
     fprintf(stderr,
-            "turnd: the pairing link works once, for %d minutes; `turnd pair-code "
-            "--data %s` makes another\n",
+            "turnd: the pairing link below works once, for %d minutes; `turnd "
+            "pair-code --data %s` makes another\n",
             PAIR_CODE_TTL_S / 60, opt->data_dir);
+    printf("pair a device: %s\n", link);
   }
   fflush(stdout);
   return 0;
