@@ -165,13 +165,13 @@ static int start_auth(struct turnd *d, const struct options *opt, uint16_t port)
            v6 ? "]" : "", (unsigned)port);
   if (auth_start(d, link_url) != 0 || guard_start(d) != 0) return -1;
   printf("listening on %s\n", url);
-  fflush(stdout);
   char link[400];
   if (opt->no_auth) {
     printf("no auth (--no-auth): whoever reaches this address is the owner\n");
   } else if (admin_pair_link(d->auth.db, link, sizeof link) == 0) {
     /* The link last, where someone who just started turnd at a terminal finds
-     * it: what is said about it comes first. */
+     * it: what is said about it comes first (stdout is line-buffered there; to a
+     * pipe both lines go in one write, as readers of the link expect). */
     fprintf(stderr,
             "turnd: the pairing link below works once, for %d minutes; `turnd "
             "pair-code --data %s` makes another\n",
