@@ -31,6 +31,18 @@ void http_error_send_why(struct evhttp_request *req, enum http_error e, const ch
   http_reply_json(req, errors[e].status, body_with(e, why));
 }
 
+void http_error_send_with(struct evhttp_request *req, enum http_error e, const char *key,
+                          json_t *value) {
+  json_t *body = body_of(e);
+  json_t *error = json_object_get(body, "error");
+  if (error == NULL) json_decref(value);
+  if (error == NULL || json_object_set_new(error, key, value) != 0) { /* takes value */
+    json_decref(body);
+    body = NULL; /* out of memory: answered 500 */
+  }
+  http_reply_json(req, errors[e].status, body);
+}
+
 int http_error_status(enum http_error e) {
   return errors[e].status;
 }

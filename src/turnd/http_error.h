@@ -3,6 +3,8 @@
 #ifndef TURND_HTTP_ERROR_H
 #define TURND_HTTP_ERROR_H
 
+#include <jansson.h>
+
 struct evhttp_request;
 
 #define HTTP_ERRORS(X)                                                                  \
@@ -20,6 +22,8 @@ struct evhttp_request;
   X(UNKNOWN_TURN, 404, "unknown_turn", "no turn has that id")                           \
   X(UNKNOWN_REQUEST, 404, "unknown_request", "no approval request has that id")         \
   X(METHOD, 405, "method_not_allowed", "this route does not take that method")          \
+  X(AFTER_PAST_END, 409, "after_past_end",                                              \
+    "the turn ended before that seq: re-attach with after at most its last_seq")        \
   X(DECIDED, 409, "already_decided", "the approval was already decided or has expired") \
   X(DEVICE_NAME_TAKEN, 409, "device_name_taken", "a paired device has that name")       \
   X(PIN_NOT_SET, 409, "pin_not_set",                                                    \
@@ -44,6 +48,10 @@ void http_error_send(struct evhttp_request *req, enum http_error e);
 /* The same with a message of turnd's own that says which field is wrong and
  * how (a constant: never text from the request). */
 void http_error_send_why(struct evhttp_request *req, enum http_error e, const char *why);
+/* The table's error with one more field in "error", key: value (takes value,
+ * which is turnd's own: never from the request). */
+void http_error_send_with(struct evhttp_request *req, enum http_error e, const char *key,
+                          json_t *value);
 /* The error's status, and its JSON body as compact text (returns owned: free();
  * NULL when out of memory), for answers written without evhttp (server.c). */
 int http_error_status(enum http_error e);

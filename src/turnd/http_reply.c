@@ -100,6 +100,17 @@ bool http_stream_write_now(struct evhttp_request *req) {
   return true;
 }
 
+void http_stream_abort(struct evhttp_request *req) {
+  struct evhttp_connection *conn = evhttp_request_get_connection(req);
+  if (conn == NULL) { /* the client left already: ending it only frees it */
+    evhttp_send_reply_end(req);
+    return;
+  }
+  /* libevent 2.1 has no call to abort an answer; freeing the connection frees
+   * the requests it holds, ours included, and closes the socket. */
+  evhttp_connection_free(conn);
+}
+
 void http_reply_retry_after(struct evhttp_request *req, unsigned seconds) {
   char value[16];
   snprintf(value, sizeof value, "%u", seconds);

@@ -30,5 +30,12 @@ void http_stream_start(struct evhttp_request *req);
  * it had. Returns false when the socket took less, or failed: the rest goes, and
  * the callback comes, as ever. */
 bool http_stream_write_now(struct evhttp_request *req);
+/* Cuts a stream started with http_stream_start off: its connection is closed
+ * without the answer's end (a chunked answer's last chunk), so the client sees
+ * the answer stop short, as when a connection drops, and can tell it from an
+ * answer that ended. req and its connection are freed; the connection's close
+ * callback, if one is still set, is called first. Not from inside a callback of
+ * req's connection. */
+void http_stream_abort(struct evhttp_request *req);
 
 #endif

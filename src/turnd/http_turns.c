@@ -105,17 +105,30 @@ static bool turn_stored(struct server *s, const char *turn) {
 }
 
 /* GET /api/turns/<turn>?after=<seq>: from memory while the turn runs or has just
- * ended, else from the store. */
+ * ended, else from the store. A turn that has ended has no seq past its last:
+ * an after beyond it is 409 after_past_end with the last seq, not an empty 200
+ * a client cannot tell from a stream cut off. (after = the last seq, the end
+ * the client has, is an empty 200: nothing follows it.) A running turn may
+ * yet reach any after: its reader waits, and is cut off should the turn end
+ * short of it (run.c), so that coming back it gets the 409. */
 void route_turn_follow(struct server *s, struct evhttp_request *req,
                        const char *const *params) {
   struct run *r = run_find(s->d, params[0]);
-  if (r == NULL && !turn_stored(s, params[0])) {
+  uint64_t n_events = 0; /* stored, of a turn no longer in memory */
+  if (r == NULL && store_turn_find(s->d->store, params[0], &n_events) != 1) {
     http_error_send(req, HTTP_E_UNKNOWN_TURN);
     return;
   }
   uint64_t next = 0;
   if (!parse_after(evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req)), &next)) {
     http_error_send_why(req, HTTP_E_BAD_REQUEST, "after must be a seq: 1 to 19 digits");
+    return;
+  }
+  if (r != NULL) n_events = r->n_events;
+  if ((r == NULL || r->ended) && next > n_events) {
+    http_error_send_with(req, HTTP_E_AFTER_PAST_END, "last_seq",
+                         n_events > 0 ? json_integer((json_int_t)(n_events - 1))
+                                      : json_null());
     return;
   }
   int rc = r != NULL ? run_follow(r, req, next, s->device)

@@ -56,7 +56,9 @@ static const char *const stmt_sql[ST_COUNT] = {
                        " WHERE turn = ?1 AND first_seq >= coalesce((SELECT max(first_seq)"
                        " FROM events WHERE turn = ?1 AND first_seq <= ?2), 0)"
                        " ORDER BY first_seq",
-    [ST_TURN_FIND] = "SELECT 1 FROM turns WHERE id = ?1",
+    /* With its event count: the last chunk's end, found through the key. */
+    [ST_TURN_FIND] = "SELECT coalesce((SELECT first_seq + n FROM events WHERE turn = ?1"
+                     " ORDER BY first_seq DESC LIMIT 1), 0) FROM turns WHERE id = ?1",
     [ST_UNENDED] =
         "SELECT t.id, t.session, coalesce((SELECT max(first_seq + n)"
         " FROM events WHERE turn = t.id), 0), (SELECT count(*) FROM messages"
@@ -412,17 +414,28 @@ int store_turn_events_each(struct store *st, const char *turn, uint64_t seq,
   return walk(st->stmt[ST_TURN_EVENTS], chunk_row, &w);
 }
 
+struct found {
+  bool found;
+  uint64_t n_events;
+};
+
 static int found_row(sqlite3_stmt *s, void *arg) {
-  (void)s;
-  *(bool *)arg = true;
+  struct found *f = arg;
+  f->found = true;
+  f->n_events = col_u64(s, 0);
   return 0;
 }
 
-int store_turn_exists(struct store *st, const char *turn) {
-  bool found = false;
+int store_turn_find(struct store *st, const char *turn, uint64_t *n_events) {
+  struct found f = {false, 0};
   bind_text(st->stmt[ST_TURN_FIND], 1, turn);
-  if (walk(st->stmt[ST_TURN_FIND], found_row, &found) != 0) return -1;
-  return found ? 1 : 0;
+  if (walk(st->stmt[ST_TURN_FIND], found_row, &f) != 0) return -1;
+  if (f.found && n_events != NULL) *n_events = f.n_events;
+  return f.found ? 1 : 0;
+}
+
+int store_turn_exists(struct store *st, const char *turn) {
+  return store_turn_find(st, turn, NULL);
 }
 
 struct unended {

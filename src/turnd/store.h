@@ -108,6 +108,9 @@ int store_turn_events_each(struct store *st, const char *turn, uint64_t seq,
 
 /* Whether the turn is known: 1, 0 when unknown, -1 on a database error. */
 int store_turn_exists(struct store *st, const char *turn);
+/* The same, and when it is known, the number of its events the store holds
+ * (its last seq + 1; 0 for none) into *n_events (may be NULL). */
+int store_turn_find(struct store *st, const char *turn, uint64_t *n_events);
 
 /* Turns that were running when turnd stopped without ending them (a crash, a
  * kill -9, or a turn that gave up on the store): for each, cb gets the turn,
