@@ -352,9 +352,11 @@ TURN_EXTERN uint64_t turn_reader_line(const turn_reader *r);
 
 /* A whole turn's rules: turn first with seq 0, seq without gaps, end last, each
  * tool call's tool_use -> tool_input -> [approval -> approval_decided] ->
- * tool_progress* -> tool_result, widgets before their render_ui call's result,
- * error followed by end. One checker follows one turn; after the end it accepts
- * only the turn event of the next turn (a log of turns). */
+ * tool_progress* -> tool_result (or tool_use -> tool_result, not "ok", for a
+ * call whose input never came whole), every call ended before the turn's end,
+ * widgets before their render_ui call's result, error followed by end. One
+ * checker follows one turn; after the end it accepts only the turn event of the
+ * next turn (a log of turns). */
 typedef struct turn_order turn_order;
 
 TURN_EXTERN turn_order *turn_order_new(const turn_mem *mem); /* NULL: out of memory */
@@ -364,7 +366,7 @@ TURN_EXTERN void turn_order_free(turn_order *o);
  * but the seq count: inside a turn every event uses up its seq. Three codes mean
  * "reported, and applied", so that one bad line gives one report:
  *   TURN_E_SEQ        a gap; counting goes on from the event's seq;
- *   TURN_E_UNFINISHED an end with calls still open (not cut short): the turn ends;
+ *   TURN_E_UNFINISHED an end with calls still open (any stop reason): the turn ends;
  *   TURN_E_ORDER      on a turn event inside a turn: the old turn is abandoned and
  *                     the new one starts (any other TURN_E_ORDER is a refusal).
  * TURN_E_INVALID: an enumeration, tier or status out of range (an event built in

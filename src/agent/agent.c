@@ -134,6 +134,51 @@ void agent_cancel(struct agent *a, turn_stop_reason why) {
   a->cancel_reason = why;
 }
 
+void agent_fail(struct agent *a, const char *why, bool last_dropped) {
+  if (a->state == AGENT_S_DONE || a->fail_why != NULL) return;
+  a->fail_why = why;
+  a->cancelled = true;
+  a->cancel_reason = TURN_STOP_ERROR;
+  a->held.len = 0; /* more text would not be kept either */
+  /* A reply in progress is not kept: it holds what readers were not shown (the
+   * event not kept, the held text), and the model never hears of its calls.
+   * The shell took every finished message after the last agent_next, so the
+   * conversation holds that reply only. */
+  if (a->state == AGENT_S_MODEL || a->state == AGENT_S_RETRY) {
+    convo_fini(&a->convo);
+    convo_init(&a->convo);
+    a->reply_dropped = true;
+  }
+  if (!last_dropped) return;
+  /* Readers did not get the last event: the calls are closed as they saw them.
+   * Only the events that move a call matter here. */
+  switch (a->last_emitted) {
+  case TURN_EV_TOOL_USE: /* a call they never saw: it goes (its input never came) */
+    if (a->n_calls > a->tool) {
+      struct agent_call *c = &a->calls[--a->n_calls];
+      free(c->id);
+      free(c->name);
+      free(c->input);
+    }
+    break;
+  case TURN_EV_APPROVAL: /* not asked, as they saw it: closed without a decision */
+    if (a->tool < a->n_calls) a->calls[a->tool].request[0] = '\0';
+    break;
+  case TURN_EV_APPROVAL_DECIDED: /* still waiting, as they saw it: decided again */
+    if (a->tool < a->n_calls) a->calls[a->tool].decision_told = false;
+    break;
+  case TURN_EV_TOOL_RESULT: /* still open, as they saw it; the model has its result */
+    if (a->tool > 0) a->calls[--a->tool].result_said = true;
+    break;
+  default:
+    break;
+  }
+}
+
+bool agent_failed(const struct agent *a) {
+  return a->fail_why != NULL;
+}
+
 void agent_idle(struct agent *a) {
   turn_arena_fini(&a->arena);
   turn_arena_init(&a->arena, NULL);
@@ -146,7 +191,7 @@ bool agent_take_message(struct agent *a, struct convo_message *out) {
 /* The call that waits for approval request at now_ms, or NULL. */
 static struct agent_call *waiting_call(const struct agent *a, const char *request,
                                        uint64_t now_ms) {
-  if (a->state != AGENT_S_APPROVAL) return NULL;
+  if (a->state != AGENT_S_APPROVAL || a->cancelled) return NULL; /* ending: over */
   struct agent_call *c = &a->calls[a->tool];
   if (strcmp(c->request, request) != 0 || c->decided) return NULL;
   if (now_ms >= a->deadline_ms) return NULL; /* expired: its timer says timeout */
@@ -260,19 +305,96 @@ static bool call_began(const struct agent *a) {
          (a->state == AGENT_S_RUN_TOOL && a->progress_done > 0);
 }
 
+static turn_str arena_text(struct agent *a, const char *text, size_t len);
+
+/* What ended the turn before its calls were done, for their results. */
+static const char *cut_why(const struct agent *a) {
+  if (a->fail_why != NULL) return a->fail_why;
+  if (a->cancelled)
+    return a->cancel_reason == TURN_STOP_INTERRUPT ? "turnd stopped"
+                                                   : "the turn was cancelled";
+  return a->end_why != NULL ? a->end_why : "the turn ended";
+}
+
+static const turn_approval approval_of_decision[] = {
+    [TURN_DECISION_APPROVED] = TURN_APPROVAL_APPROVED,
+    [TURN_DECISION_REJECTED] = TURN_APPROVAL_REJECTED,
+    [TURN_DECISION_TIMEOUT] = TURN_APPROVAL_TIMEOUT,
+};
+
+/* Closes the current call, which the end cut off: its approval's decision when
+ * the approval waits, else its result, which the model is told too. */
+static void close_call(struct agent *a, struct agent_action *out, uint64_t now_ms) {
+  struct agent_call *c = &a->calls[a->tool];
+  if (c->request[0] != '\0' && !c->decision_told) {
+    /* Nobody approved it, and nothing approves on its own: the ask is over. */
+    if (!c->decided) {
+      c->decided = true;
+      c->decision = TURN_DECISION_REJECTED;
+      c->cut_waiting = true;
+    }
+    c->decision_told = true;
+    emit(out, TURN_EV_APPROVAL_DECIDED);
+    out->ev.approval_decided.request = str_of(c->request);
+    out->ev.approval_decided.decision = c->decision;
+    return;
+  }
+  /* The owner's cancel keeps a call from running as the owner's no does;
+   * anything else that does is an error, as is a call stopped midway. */
+  bool began = call_began(a), owner = a->cancelled && a->fail_why == NULL &&
+                                      a->cancel_reason == TURN_STOP_CANCELLED;
+  const char *before = "not run: ", *after = "";
+  turn_status status = owner ? TURN_STATUS_REJECTED : TURN_STATUS_ERROR;
+  if (c->result_said) {
+    before = "its result was not kept: ";
+    status = TURN_STATUS_ERROR;
+  } else if (began) {
+    before = "stopped: ";
+    after = " while it ran";
+    status = TURN_STATUS_ERROR;
+  } else if (c->input == NULL) {
+    after = " before its input was complete";
+  } else if (c->cut_waiting) {
+    after = " while its approval waited";
+    status = TURN_STATUS_REJECTED;
+  } else if (c->decision_told && c->decision != TURN_DECISION_APPROVED) {
+    status = TURN_STATUS_REJECTED;
+  }
+  char buf[300];
+  snprintf(buf, sizeof buf, "%s%s%s", before, cut_why(a), after);
+  turn_str summary = arena_text(a, buf, strlen(buf));
+  /* A call whose input never came was not put in the conversation. */
+  if (c->input != NULL && !c->result_said && !a->reply_dropped)
+    convo_tool_result(&a->convo, c->id, summary, true, now_ms);
+  emit(out, TURN_EV_TOOL_RESULT);
+  out->ev.tool_result.id = str_of(c->id);
+  out->ev.tool_result.tool = str_of(c->name);
+  out->ev.tool_result.status = status;
+  out->ev.tool_result.summary = summary;
+  out->ev.tool_result.approval =
+      c->decision_told ? approval_of_decision[c->decision] : TURN_APPROVAL_NULL;
+  a->tool++;
+  a->state = AGENT_S_END; /* the calls after it never began */
+}
+
+/* The turn ends: first every call it started and did not finish is closed, one
+ * event per step, so that no reader is left showing a call that runs for ever
+ * (and the model is never sent a call without a result); then the error that
+ * agent_fail asked for; then the end. */
 static void end_turn(struct agent *a, struct agent_action *out, turn_stop_reason why,
                      uint64_t now_ms) {
-  /* A call the end cut off still gets a result in the conversation: a model is
-   * never sent a tool call without one. (No tool_result event: it did not run.) */
-  for (size_t i = a->tool; i < a->n_calls; i++)
-    if (a->calls[i].input != NULL) /* a call whose input never came was not sent */
-      convo_tool_result(&a->convo, a->calls[i].id,
-                        i == a->tool && call_began(a)
-                            ? TURN_STR("stopped: the turn ended while it ran")
-                            : TURN_STR("not run: the turn ended first"),
-                        true, now_ms);
-  calls_clear(a);
+  if (a->tool < a->n_calls) {
+    close_call(a, out, now_ms);
+    return;
+  }
   convo_finish(&a->convo); /* what the model said before the end stays said */
+  if (a->fail_why != NULL && !a->fail_told) {
+    a->fail_told = true;
+    emit(out, TURN_EV_ERROR);
+    out->ev.error.message = str_of(a->fail_why);
+    return;
+  }
+  calls_clear(a);
   emit(out, TURN_EV_END);
   out->ev.end.stop_reason = why;
   a->state = AGENT_S_DONE;
@@ -444,6 +566,7 @@ static void call_failed(struct agent *a, struct agent_action *out, const char *w
   snprintf(buf, sizeof buf, "The model call failed: %.*s", (int)cut, why);
   notice(out, arena_text(a, buf, strlen(buf)));
   a->stop = TURN_STOP_ERROR;
+  a->end_why = "the model call failed";
   a->state = AGENT_S_END;
 }
 
@@ -487,11 +610,13 @@ static void reply_done(struct agent *a, enum model_stop stop, struct agent_actio
   } else if (stop == MODEL_STOP_REFUSED) {
     a->skip_calls = "not run: the provider stopped the reply";
   }
-  /* A reply cut at max_tokens leaves its calls open, as a cut may. The others
-   * that do not run each get a result that says so, so the turn ends with none
-   * open (the reply itself stays). */
+  /* The calls that do not run each get a result that says so, so the turn ends
+   * with none open (the reply itself stays): those of a reply cut at max_tokens
+   * (the last may not even be whole) as the turn ends, the others here. */
   a->state =
       a->n_calls > 0 && a->stop != TURN_STOP_MAX_TOKENS ? AGENT_S_TOOLS : AGENT_S_END;
+  if (a->stop == TURN_STOP_MAX_TOKENS)
+    a->end_why = "the reply was cut at the output limit";
   /* The protocol has no stop reason for a policy's stop, and a reply that
    * stops midway without a word reads as the model's own choice. */
   if (stop == MODEL_STOP_REFUSED)
@@ -626,6 +751,7 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
     if (c == NULL) {
       notice(out, str_of("The model asked for too many tool calls at once."));
       a->stop = TURN_STOP_ERROR;
+      a->end_why = "the model asked for too many tool calls at once";
       a->state = AGENT_S_END;
       return;
     }
@@ -859,6 +985,7 @@ static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *o
 
 void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out) {
   next_action(a, now_ms, out);
+  if (out->kind == AGENT_EMIT) a->last_emitted = out->ev.type; /* for agent_fail */
   /* Any other event ends a burst of deltas: the next delta, the first of a new
    * burst (after a tool's result, say), goes out at once. */
   if (out->kind == AGENT_EMIT && out->ev.type != TURN_EV_TEXT &&
@@ -1036,6 +1163,7 @@ static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *o
       c->decided = true;
       c->decision = TURN_DECISION_TIMEOUT;
     }
+    c->decision_told = true;
     emit(out, TURN_EV_APPROVAL_DECIDED);
     out->ev.approval_decided.request = str_of(c->request);
     out->ev.approval_decided.decision = c->decision;

@@ -73,9 +73,13 @@ struct agent_call {
   int tier;
   bool decided;
   turn_decision decision;
-  bool locked;       /* tier 2 while the backend was locked: it did not run */
-  bool step_up;      /* approving it needs the owner's step-up (its effect) */
-  bool step_up_told; /* the guard event that asks for it was emitted */
+  bool decision_told; /* approval_decided went out */
+  bool cut_waiting;   /* the turn ended while its approval waited: the end decided it */
+  bool result_said;   /* its result is in the conversation, but readers never got
+                         its event (agent_fail): the end says so */
+  bool locked;        /* tier 2 while the backend was locked: it did not run */
+  bool step_up;       /* approving it needs the owner's step-up (its effect) */
+  bool step_up_told;  /* the guard event that asks for it was emitted */
   enum {
     CALL_STEP_UP_NEWS_NONE,
     CALL_STEP_UP_NEWS_PASSED,
@@ -149,7 +153,15 @@ struct agent {
   uint64_t deadline_ms;   /* AGENT_S_APPROVAL: when it times out */
   uint32_t progress_done; /* AGENT_S_PROGRESS: steps reported */
   bool cancelled;
-  turn_stop_reason cancel_reason; /* CANCELLED (the owner) or INTERRUPT (turnd stops) */
+  turn_stop_reason cancel_reason; /* CANCELLED (the owner), INTERRUPT (turnd stops)
+                                     or ERROR (agent_fail) */
+  const char *end_why;            /* what ends the turn before its calls ran, when
+                                     it is not a cancel (a constant): the results
+                                     the end gives them say it */
+  const char *fail_why;           /* agent_fail: the error event's message (borrowed) */
+  bool fail_told;                 /* ... that error event went out */
+  bool reply_dropped;             /* ... and the reply it cut was not kept */
+  turn_event_type last_emitted;   /* the type of the last event emitted */
   bool told_no_reply;             /* the notice for a script without a matching turn */
   turn_arena arena;               /* strings of the event being emitted */
   struct convo convo;             /* the turn's messages, for the shell to store */
@@ -187,9 +199,28 @@ void agent_next(struct agent *a, uint64_t now_ms, struct agent_action *out);
  * fails). */
 int agent_model_event(struct agent *a, const struct model_event *ev);
 /* The owner asked to stop (why: TURN_STOP_CANCELLED) or turnd is stopping
- * (TURN_STOP_INTERRUPT): the next action ends the turn for that reason, and the
- * reply cut short is kept as far as it came. */
+ * (TURN_STOP_INTERRUPT): the next actions end the turn for that reason, and the
+ * reply cut short is kept as far as it came.
+ *
+ * However a turn ends, every call it started (its tool_use went out) gets its
+ * tool_result before the end, one event per agent_next: an approval that waits
+ * is decided first (approval_decided "rejected"), and the result says why the
+ * call did not run, or that it was stopped while it ran. The model is told the
+ * same in the call's result (when its input came: else it never saw the call).
+ * A cancel keeps calls from running as the owner's no would: their status is
+ * "rejected"; any other end gives "error". */
 void agent_cancel(struct agent *a, turn_stop_reason why);
+/* turnd failed outside the agent (why: a constant, borrowed; the turn's log is
+ * full): the next actions close the calls readers saw open as agent_cancel's
+ * do, then emit an error event with why, then the end with "error". Held text
+ * is dropped, and so is a reply still streaming: it is not put in the
+ * conversation (nor its calls' results). last_dropped: the last event emitted
+ * was not kept, so readers did not see it; the calls are closed as they stood
+ * before it. Call it between agent_next calls, after taking their messages.
+ * Does nothing once the end is out or after a first agent_fail. */
+void agent_fail(struct agent *a, const char *why, bool last_dropped);
+/* Whether agent_fail was called. */
+bool agent_failed(const struct agent *a);
 /* The shell is about to wait: gives back the memory of the last event's strings
  * (a turn that waits costs no arena block). */
 void agent_idle(struct agent *a);

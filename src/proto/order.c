@@ -8,8 +8,10 @@
  *                       lost line, which may have been the turn event]
  *   OPEN    -> ERRORED [turn_order_step: error event]
  *   OPEN    -> IDLE    [turn_order_step: end event; with calls still open it is
- *                       reported unless the turn was cut short, and applied]
- *   ERRORED -> IDLE    [turn_order_step: end event]
+ *                       reported (whatever the stop reason), and applied]
+ *   ERRORED -> IDLE    [turn_order_step: end event; calls still open: as above.
+ *                       Only end follows error, so a backend closes its calls
+ *                       before it reports the error]
  *   OPEN, ERRORED -> IDLE -> OPEN [turn_order_step: a turn event inside a turn:
  *                       reported, the old turn abandoned, the new one started]
  *   In OPEN and ERRORED, next_seq is the seq the next event must carry.
@@ -17,6 +19,9 @@
  * Call:   USED -> INPUT -> [AWAIT_DECISION -> DECIDED | DENIED] -> PROGRESS* -> DONE
  *   NONE           -> USED           [tool_use]
  *   USED           -> INPUT          [tool_input]
+ *   USED           -> DONE           [tool_result "error" or "rejected": the input
+ *                                     never came whole (a reply cut off), so the
+ *                                     call never ran, but it is closed all the same]
  *   INPUT          -> AWAIT_DECISION [approval, tier 2 calls only]
  *   AWAIT_DECISION -> DECIDED        [approval_decided "approved"]
  *   AWAIT_DECISION -> DENIED         [approval_decided "rejected" or "timeout":
@@ -72,7 +77,8 @@ static const unsigned char turn_next[3][TURN_EV__COUNT] = {
 
 static const unsigned char call_next[CALL__COUNT][TURN_EV__COUNT] = {
     [CALL_NONE] = {[TURN_EV_TOOL_USE] = CALL_USED},
-    [CALL_USED] = {[TURN_EV_TOOL_INPUT] = CALL_INPUT},
+    /* A result here must say the call did not run: step_call refuses "ok". */
+    [CALL_USED] = {[TURN_EV_TOOL_INPUT] = CALL_INPUT, [TURN_EV_TOOL_RESULT] = CALL_DONE},
     [CALL_INPUT] = {[TURN_EV_APPROVAL] = CALL_AWAIT_DECISION,
                     [TURN_EV_TOOL_PROGRESS] = CALL_PROGRESS,
                     [TURN_EV_TOOL_RESULT] = CALL_DONE,
@@ -371,6 +377,9 @@ static int step_call(turn_order *o, const turn_event *ev, turn_error *err) {
       if (c->has_widget) return fail(err, TURN_E_ORDER, "id");
       c->has_widget = true;
     }
+    if (ev->type == TURN_EV_TOOL_RESULT && c->state == CALL_USED &&
+        ev->tool_result.status == TURN_STATUS_OK)
+      return fail(err, TURN_E_ORDER, "id"); /* it cannot have run without its input */
     if (ev->type == TURN_EV_TOOL_RESULT &&
         !result_approval_fits(c, ev->tool_result.approval))
       return fail(err, TURN_E_MISMATCH, "approval");
@@ -380,12 +389,6 @@ static int step_call(turn_order *o, const turn_event *ev, turn_error *err) {
   default:
     return TURN_OK;
   }
-}
-
-/* A turn may end with calls still open only when it was cut short. */
-static bool cut_short(turn_stop_reason r) {
-  return r == TURN_STOP_CANCELLED || r == TURN_STOP_INTERRUPT || r == TURN_STOP_ERROR ||
-         r == TURN_STOP_MAX_TOKENS;
 }
 
 static bool tier_ok(int tier) {
@@ -444,9 +447,11 @@ int turn_order_step(turn_order *o, const turn_event *ev, turn_error *err) {
   if (move == T_NO) {
     rv = fail(err, TURN_E_ORDER, "type");
     apply = false;
-  } else if (ev->type == TURN_EV_END && !cut_short(ev->end.stop_reason) &&
-             o->open_calls > 0) {
-    rv = fail(err, TURN_E_UNFINISHED, "stop_reason"); /* reported, and the turn ends */
+  } else if (ev->type == TURN_EV_END && o->open_calls > 0) {
+    /* Every call a turn started ends with its result, however the turn ends: a
+     * client would otherwise show it running for ever. Reported, and the turn
+     * ends. */
+    rv = fail(err, TURN_E_UNFINISHED, "stop_reason");
   } else {
     rv = step_call(o, ev, err);
     if (rv == TURN_E_NOMEM) return rv;

@@ -3,6 +3,7 @@
  * one place. */
 #include "persist.h"
 
+#include "agent/call_close.h"
 #include "daemon.h"
 #include "loop_prio.h"
 #include "run.h"
@@ -212,8 +213,12 @@ static int load_session(void *ctx, const char *id, const char *title, uint64_t c
              : -1;
 }
 
-/* The messages of a cut-off turn rebuilt from its events (convo_recover). */
+/* A cut-off turn read back from its events: the calls it left open
+ * (call_close) and, for the session's latest turn, its messages rebuilt
+ * (convo_recover). */
 struct recovery {
+  struct call_close calls;
+  bool rebuild; /* the messages are rebuilt too */
   struct convo convo;
   turn_arena arena;
   uint64_t made;   /* messages of the turn so far, the user's first one counted */
@@ -250,81 +255,121 @@ static int recover_chunk(void *ctx, const char *turn, uint64_t first_seq, uint64
   (void)n;
   struct recovery *rc = ctx;
   rc->last_at_ms = at_ms;
-  return convo_recover(&rc->convo, &rc->arena, lines, len, at_ms, recovered, rc);
+  if (call_close_feed(&rc->calls, &rc->arena, lines, len) != 0) return -1;
+  return rc->rebuild
+             ? convo_recover(&rc->convo, &rc->arena, lines, len, at_ms, recovered, rc)
+             : 0;
 }
 
 /* What the turn said and did that never became a message (the reply it was
- * streaming, the results of calls that ran) is stored as the messages it
- * would have been, as a cancel would have stored it: readers were shown it,
- * and the session's history and its next turn's model go by messages. */
-static int recover_messages(struct turnd *d, const char *turn, struct session *s,
-                            uint64_t stored) {
-  struct recovery rc;
-  memset(&rc, 0, sizeof rc);
-  convo_init(&rc.convo);
-  turn_arena_init(&rc.arena, NULL);
-  rc.made = 1; /* the user's text, stored as the turn started */
-  rc.stored = stored;
-  int err = store_turn_events_each(d->store, turn, 0, recover_chunk, &rc);
-  if (err == 0) {
-    /* The reply still open in the rebuild is message made + 1. */
-    convo_recover_finish(&rc.convo, rc.last_at_ms, rc.stored > rc.made);
-    struct convo_message m;
-    while (err == 0 && convo_take(&rc.convo, &m))
-      err = recovered(&rc, &m);
-  }
-  for (size_t i = 0; i < rc.n_found; i++) {
+ * streaming, the results of calls that ran, and those its end gave) is stored
+ * as the messages it would have been, as a cancel would have stored it:
+ * readers were shown it, and the session's history and its next turn's model
+ * go by messages. */
+static int store_recovered(struct turnd *d, const char *turn, struct session *s,
+                           struct recovery *rc) {
+  convo_recover_finish(&rc->convo, rc->last_at_ms, rc->stored > rc->made);
+  int err = 0;
+  struct convo_message m;
+  while (err == 0 && convo_take(&rc->convo, &m))
+    err = recovered(rc, &m);
+  for (size_t i = 0; i < rc->n_found; i++) {
     if (err == 0 && store_message_add(d->store, s->id, s->message_count, turn,
-                                      rc.found[i].at_ms, rc.found[i].json) == 0) {
+                                      rc->found[i].at_ms, rc->found[i].json) == 0) {
       s->message_count++;
-      if (rc.found[i].at_ms > s->updated_ms) s->updated_ms = rc.found[i].at_ms;
+      if (rc->found[i].at_ms > s->updated_ms) s->updated_ms = rc->found[i].at_ms;
     }
-    free(rc.found[i].json);
+    free(rc->found[i].json);
   }
-  free(rc.found);
-  if (rc.n_found > 0) persist_session(d, s);
-  turn_arena_fini(&rc.arena);
-  convo_fini(&rc.convo);
+  if (rc->n_found > 0) persist_session(d, s);
+  rc->n_found = 0;
   return err;
 }
 
-/* A turn a crash left without its end: what it said is kept as messages, then
- * a notice says what happened, then the end, as if turnd had been stopped. */
+/* Appends ev, numbered seq, to lines. Returns 0 or -1. */
+static int add_line(turn_buf *lines, turn_event *ev, uint64_t seq) {
+  ev->seq = seq;
+  return turn_event_encode(ev, lines) == TURN_OK && turn_buf_append(lines, "\n", 1) == 0
+             ? 0
+             : -1;
+}
+
+/* Bytes of the events that end a cut-off turn: its open calls' (at most a
+ * reply's), a notice and the end. */
+#define RECOVERY_LINES_CAP (1u << 20)
+
+/* A turn a crash left without its end: each call it left open is closed as the
+ * end of a live turn closes it, what it said is kept as messages (the closed
+ * calls' results included, in the words readers get), then a notice says what
+ * happened, then the end, as if turnd had been stopped. */
 static int end_unended(void *ctx, const char *turn, const char *session,
                        uint64_t next_seq, uint64_t messages, bool latest) {
   struct turnd *d = ctx;
   struct session *s = session_find(d, session);
+  struct recovery rc;
+  memset(&rc, 0, sizeof rc);
+  call_close_init(&rc.calls);
+  convo_init(&rc.convo);
+  turn_arena_init(&rc.arena, NULL);
   /* Only a turn whose messages are the session's last gets more: one that
    * gave up on the store while turnd ran on has later turns' messages after
    * its own, and what it said went to the model of none of them. (A later
    * turn refused as busy stored none and does not count.) */
-  if (s != NULL && latest && recover_messages(d, turn, s, messages) != 0) return -1;
+  rc.rebuild = s != NULL && latest;
+  rc.made = 1; /* the user's text, stored as the turn started */
+  rc.stored = messages;
+  int err = store_turn_events_each(d->store, turn, 0, recover_chunk, &rc);
   turn_buf lines;
-  turn_buf_init(&lines, 4096, NULL);
-  turn_event ev[3];
-  size_t n = 0;
-  memset(ev, 0, sizeof ev);
-  if (next_seq == 0) { /* not even its first event was kept */
-    ev[n].type = TURN_EV_TURN;
-    ev[n].turn.turn = turn_str_c(turn);
-    ev[n++].turn.session = turn_str_c(session);
+  turn_buf_init(&lines, RECOVERY_LINES_CAP, NULL);
+  uint64_t seq = next_seq;
+  turn_event ev;
+  if (err == 0 && next_seq == 0) { /* not even its first event was kept */
+    memset(&ev, 0, sizeof ev);
+    ev.type = TURN_EV_TURN;
+    ev.turn.turn = turn_str_c(turn);
+    ev.turn.session = turn_str_c(session);
+    err = add_line(&lines, &ev, seq++);
   }
-  ev[n].type = TURN_EV_NOTICE;
-  ev[n++].notice.text = TURN_STR("turnd stopped while this turn was running");
-  ev[n].type = TURN_EV_END;
-  ev[n++].end.stop_reason = TURN_STOP_INTERRUPT;
-  int rc = 0;
-  for (size_t i = 0; i < n && rc == 0; i++) {
-    ev[i].seq = next_seq + i;
-    if (turn_event_encode(&ev[i], &lines) != TURN_OK || turn_buf_append(&lines, "\n", 1))
-      rc = -1;
+  /* A reply that the store kept, or that results followed, had ended: its
+   * calls ran one by one from then on. (A turn whose messages are not rebuilt
+   * is taken to have ended its reply: its first open call is then said
+   * stopped, and may have run in part, rather than never run.) */
+  bool reply_complete =
+      !rc.rebuild || rc.convo.open != CONVO_ASSISTANT || rc.stored > rc.made;
+  while (err == 0 &&
+         call_close_next(&rc.calls, "turnd stopped", reply_complete, &rc.arena, &ev)) {
+    size_t at = lines.len;
+    err = add_line(&lines, &ev, seq++);
+    /* The model is told what readers are: the rebuild reads the same line. */
+    if (err == 0 && rc.rebuild)
+      err = convo_recover(&rc.convo, &rc.arena, (const char *)lines.data + at,
+                          lines.len - at, rc.last_at_ms, recovered, &rc);
   }
-  if (rc == 0)
-    rc = store_events_add(d->store, turn, next_seq, n, turnd_now_ms(),
-                          (const char *)lines.data, lines.len, NULL);
-  if (rc == 0) rc = store_turn_ended(d->store, turn);
+  if (err == 0 && rc.rebuild) err = store_recovered(d, turn, s, &rc);
+  if (err == 0) {
+    memset(&ev, 0, sizeof ev);
+    ev.type = TURN_EV_NOTICE;
+    ev.notice.text = TURN_STR("turnd stopped while this turn was running");
+    err = add_line(&lines, &ev, seq++);
+  }
+  if (err == 0) {
+    memset(&ev, 0, sizeof ev);
+    ev.type = TURN_EV_END;
+    ev.end.stop_reason = TURN_STOP_INTERRUPT;
+    err = add_line(&lines, &ev, seq++);
+  }
+  if (err == 0)
+    err = store_events_add(d->store, turn, next_seq, seq - next_seq, turnd_now_ms(),
+                           (const char *)lines.data, lines.len, NULL);
+  if (err == 0) err = store_turn_ended(d->store, turn);
   turn_buf_fini(&lines);
-  return rc;
+  for (size_t i = 0; i < rc.n_found; i++)
+    free(rc.found[i].json);
+  free(rc.found);
+  turn_arena_fini(&rc.arena);
+  convo_fini(&rc.convo);
+  call_close_fini(&rc.calls);
+  return err;
 }
 
 int persist_start(struct turnd *d) {

@@ -477,7 +477,8 @@ static void test_turns_bad_requests(void **state) {
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
-/* SIGTERM while a turn runs: its reader gets the end, as interrupted. The reader
+/* SIGTERM while a turn runs: its reader gets the end, as interrupted, after the
+ * call whose approval waited is closed. The reader
  * is a plain socket, so the test knows it is attached when the approval arrives.
  * A turn posted while turnd stops is refused (its request's head is sent
  * before the signal, its body once the running turn's end shows the signal was
@@ -506,9 +507,14 @@ static void test_turns_interrupted_by_sigterm(void **state) {
   assert_int_equal(write(late, body, sizeof body - 1), (ssize_t)(sizeof body - 1));
   len = harness_read_until(fd, buf, len, sizeof buf, NULL);
   close(fd);
-  if (strstr(buf,
-             "{\"v\":1,\"seq\":10,\"type\":\"end\",\"stop_reason\":\"interrupt\"}") ==
-      NULL)
+  /* The waiting approval is closed before the end: decided, and the call's
+   * result says why it never ran. */
+  if (strstr(buf, "{\"v\":1,\"seq\":10,\"type\":\"approval_decided\"") == NULL ||
+      strstr(buf, "\"status\":\"rejected\",\"summary\":\"not run: turnd stopped while "
+                  "its approval waited\",\"approval\":\"rejected\"}") == NULL ||
+      strstr(buf,
+             "{\"v\":1,\"seq\":12,\"type\":\"end\",\"stop_reason\":\"interrupt\"}") ==
+          NULL)
     fail_msg("no interrupted end in: %s", buf);
   static char refused[4096];
   harness_read_until(late, refused, 0, sizeof refused, "\"code\":\"stopping\"");

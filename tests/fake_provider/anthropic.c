@@ -320,16 +320,24 @@ static bool text_block(struct writer *w) {
   return true;
 }
 
-static void tool_block(struct writer *w, const struct answer_tool *t, uint64_t *ids) {
+/* A tool_use block; cut: only the first half of its input, then the error event
+ * that ends the stream. Returns false when the stream ends with it. */
+static bool tool_block(struct writer *w, const struct answer_tool *t, uint64_t *ids,
+                       bool cut) {
   char id[40];
   provider_id(id, sizeof id, "toolu_01", 22, ids);
   block_start(w, json_pack("{s:s, s:s, s:s, s:{}}", "type", "tool_use", "id", id, "name",
                            t->name, "input"));
-  for (size_t i = 0; i < t->n_input; i++)
+  for (size_t i = 0; i < (cut ? t->n_input / 2 : t->n_input); i++)
     block_delta(
         w, w->a->delta_ms,
         json_pack("{s:s, s:s}", "type", "input_json_delta", "partial_json", t->input[i]));
+  if (cut) {
+    error_event(w);
+    return false;
+  }
   block_stop(w);
+  return true;
 }
 
 static const char *stop_reason(enum answer_stop stop) {
@@ -361,7 +369,8 @@ static int write_stream(struct stream *s, const struct answer *a, const struct a
   if (a->n_thinking > 0) thinking_block(&w);
   if (a->n_text > 0 && !text_block(&w)) return w.ok ? 0 : -1;
   for (size_t i = 0; i < a->n_tools; i++)
-    tool_block(&w, &a->tools[i], ids);
+    if (!tool_block(&w, &a->tools[i], ids, a->error_in_call && i + 1 == a->n_tools))
+      return w.ok ? 0 : -1;
   put(&w, a->event_ms, "message_delta",
       json_pack("{s:s, s:{s:s, s:n}, s:{s:I}}", "type", "message_delta", "delta",
                 "stop_reason", stop_reason(a->stop), "stop_sequence", "usage",

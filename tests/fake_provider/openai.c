@@ -279,15 +279,20 @@ static json_t *call_start(const struct answer_tool *t, size_t index, uint64_t *i
                    "type", "function", "function", "name", t->name, "arguments", "");
 }
 
-static void tool_calls(struct writer *w, uint64_t *ids) {
+static void error_chunk(struct writer *w);
+
+/* The reply's calls; with error_in_call the last one's arguments stop halfway
+ * and the error chunk ends the stream. Returns false when it ended so. */
+static bool tool_calls(struct writer *w, uint64_t *ids) {
   const struct answer *a = w->a;
   for (size_t c = 0; c < a->n_tools; c++) {
     const struct answer_tool *t = &a->tools[c];
+    bool cut = a->error_in_call && c + 1 == a->n_tools;
     /* A reply that starts with a call carries it in the role's chunk. */
     if (c > 0 || a->n_text > 0 || a->n_thinking > 0)
       put(w, a->event_ms,
           chunk(w, json_pack("{s:[o]}", "tool_calls", call_start(t, c, ids)), NULL));
-    for (size_t i = 0; i < t->n_input; i++) {
+    for (size_t i = 0; i < (cut ? t->n_input / 2 : t->n_input); i++) {
       if (t->input[i][0] == '\0') continue; /* the start's "" */
       put(w, a->delta_ms,
           chunk(w,
@@ -295,7 +300,12 @@ static void tool_calls(struct writer *w, uint64_t *ids) {
                           "function", "arguments", t->input[i]),
                 NULL));
     }
+    if (cut) {
+      error_chunk(w);
+      return false;
+    }
   }
+  return true;
 }
 
 static const char *finish_reason(enum answer_stop stop) {
@@ -354,7 +364,7 @@ static int write_stream(struct stream *s, const struct answer *a, const struct a
               NULL));
   if (a->ending == ENDING_ERROR) error_chunk(&w);
   if (a->ending != ENDING_NORMAL && a->ending != ENDING_LINGER) return w.ok ? 0 : -1;
-  tool_calls(&w, ids);
+  if (!tool_calls(&w, ids)) return w.ok ? 0 : -1;
   put(&w, a->event_ms, chunk(&w, json_object(), finish_reason(a->stop)));
   if (q->include_usage) put(&w, a->event_ms, usage_chunk(&w));
   if (w.ok) w.ok = stream_data(s, a->event_ms, "[DONE]") == 0;

@@ -17,6 +17,7 @@ static const struct {
     [SCENARIO_STALL] = {"stall", "stall"},
     [SCENARIO_CUT] = {"cut", "cut"},
     [SCENARIO_MIDSTREAM] = {"midstream", "midstream"},
+    [SCENARIO_MIDCALL] = {"midcall", "midcall"},
     [SCENARIO_HTTP500] = {"http500", "http500"},
     [SCENARIO_KEYLEAK] = {"keyleak", "keyleak"},
     [SCENARIO_KEYWRAP] = {"keywrap", "keywrap"},
@@ -149,6 +150,12 @@ void answer_for(struct answer *a, enum scenario sc, const char *text, bool after
   case SCENARIO_MIDSTREAM:
     set_text(a, hello, 3);
     a->ending = ENDING_ERROR;
+    break;
+  case SCENARIO_MIDCALL:
+    set_text(a, clock_intro, N(clock_intro));
+    add_tool(a, "clock", clock_input, N(clock_input));
+    add_tool(a, "count_slowly", count_input, N(count_input));
+    a->error_in_call = true;
     break;
   case SCENARIO_HTTP500:
     a->failure = ANSWER_SERVER_ERROR;

@@ -12,6 +12,7 @@ enum scenario {
   SCENARIO_STALL,
   SCENARIO_CUT,
   SCENARIO_MIDSTREAM,
+  SCENARIO_MIDCALL,
   SCENARIO_HTTP500,
   SCENARIO_KEYLEAK,
   SCENARIO_KEYWRAP,
@@ -100,6 +101,8 @@ struct answer {
   bool huge;           /* text == NULL: every piece is HUGE_PIECE bytes of "x" */
   struct answer_tool tools[2];
   size_t n_tools;
+  bool error_in_call; /* the last call's input stops halfway: the provider's error
+                         event ends the reply there, inside the call */
   enum answer_stop stop;
   enum answer_ending ending;
   unsigned first_ms; /* wait before the first event, the headers sent */

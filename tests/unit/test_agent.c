@@ -30,6 +30,8 @@ struct rig {
   uint64_t await_ms; /* the wait of the last AGENT_AWAIT_MODEL */
   char ran[256];     /* the last AGENT_RUN_TOOL: the tool and its input */
   char result[64];   /* the last tool_result: "STATUS/APPROVAL" */
+  char summary[256]; /* ... and its summary */
+  char decided[32];  /* the last approval_decided's decision */
   char guard[64];    /* the last guard event's action */
   char notice[512];  /* the last notice's text */
   size_t text_bytes; /* of every text and reasoning event so far */
@@ -37,6 +39,9 @@ struct rig {
   bool text_cut;     /* one ended inside a character */
   bool stop_at_set;  /* pump returns AGENT_EMIT once it emitted stop_at */
   turn_event_type stop_at;
+  bool drop_at_set; /* the next drop_at event is not kept, as when turnd's log is
+                       full: agent_fail follows (the shell's part) */
+  turn_event_type drop_at;
 };
 
 static void rig_init(struct rig *r) {
@@ -79,6 +84,12 @@ static enum agent_action_kind pump(struct rig *r) {
     take_messages(r);
     switch (act.kind) {
     case AGENT_EMIT: {
+      if (r->drop_at_set && act.ev.type == r->drop_at) {
+        r->drop_at_set = false;
+        log_word(r, "(dropped)");
+        agent_fail(&r->a, "the log is full", true);
+        break;
+      }
       if (act.ev.type == TURN_EV_TURN) seq = 0;
       act.ev.seq = seq++;
       turn_error err;
@@ -124,7 +135,12 @@ static enum agent_action_kind pump(struct rig *r) {
         snprintf(r->result, sizeof r->result, "%s/%s",
                  turn_status_name(act.ev.tool_result.status),
                  approval != NULL ? approval : "null");
+        snprintf(r->summary, sizeof r->summary, "%.*s",
+                 (int)act.ev.tool_result.summary.len, act.ev.tool_result.summary.p);
       }
+      if (act.ev.type == TURN_EV_APPROVAL_DECIDED)
+        snprintf(r->decided, sizeof r->decided, "%s",
+                 turn_decision_name(act.ev.approval_decided.decision));
       if (act.ev.type == TURN_EV_GUARD)
         snprintf(r->guard, sizeof r->guard, "%.*s", (int)act.ev.guard.action.len,
                  act.ev.guard.action.p);
@@ -413,19 +429,33 @@ static void long_failure_is_cut_between_characters(void **state) {
   rig_fini(&r);
 }
 
+/* A reply cut at max_tokens runs none of its calls, but closes each: a call
+ * whose input came is told (and the model too) that it did not run, and the
+ * one cut off inside its input gets a result straight after its tool_use. */
 static void max_tokens_ends_without_running_calls(void **state) {
   (void)state;
   struct rig r;
   rig_init(&r);
   pump(&r);
+  call_tool(&r, "c1", "clock", "{}");
   struct model_event start = {
-      .kind = MODEL_EV_TOOL_START, .index = 0, .id = "c1", .name = "clock"};
+      .kind = MODEL_EV_TOOL_START, .index = 1, .id = "c2", .name = "clock"};
   feed(&r, start);
   pump(&r);
   feed(&r, stop_ev(MODEL_STOP_MAX_TOKENS));
   assert_int_equal(pump(&r), AGENT_END);
-  assert_string_equal(r.log, "turn [call] tool_use end ");
+  assert_string_equal(r.log, "turn [call] tool_use tool_input tool_use tool_result "
+                             "tool_result end ");
   assert_string_equal(r.last_text, "max_tokens");
+  assert_string_equal(r.result, "error/null");
+  assert_string_equal(r.summary, "not run: the reply was cut at the output limit "
+                                 "before its input was complete");
+  /* The reply with c1, then c1's result: the model never saw c2. */
+  assert_int_equal(r.n_messages, 3);
+  assert_non_null(
+      strstr(r.messages[2], "\"not run: the reply was cut at the output limit\""));
+  assert_null(strstr(r.messages[1], "c2"));
+  assert_null(strstr(r.messages[2], "c2"));
   rig_fini(&r);
 }
 
@@ -744,9 +774,14 @@ static void a_call_cut_while_it_acts_is_said_stopped(void **state) {
   assert_int_equal(pump(&r), AGENT_END);
   assert_string_equal(r.last_text, "cancelled");
   assert_int_equal(r.n_messages, 3);
-  assert_non_null(strstr(r.messages[2], "stopped: the turn ended while it ran"));
-  assert_non_null(strstr(r.messages[2], "not run: the turn ended first"));
+  assert_non_null(strstr(r.messages[2], "stopped: the turn was cancelled while it ran"));
+  assert_non_null(strstr(r.messages[2], "\"not run: the turn was cancelled\""));
   assert_true(strstr(r.messages[2], "stopped") < strstr(r.messages[2], "not run"));
+  /* Readers get the same words: the one that ran failed midway, the other was
+   * kept from running by the owner's cancel. */
+  assert_non_null(strstr(r.log, "tool_progress tool_result tool_result end "));
+  assert_string_equal(r.result, "rejected/null");
+  assert_string_equal(r.summary, "not run: the turn was cancelled");
   rig_fini(&r);
 }
 
@@ -844,8 +879,11 @@ static void throttle_after_a_call_began_fails_the_call(void **state) {
                                 .throttled = true,
                                 .retry_after_s = 1});
   assert_int_equal(pump(&r), AGENT_END);
-  assert_string_equal(r.log, "turn [call] tool_use notice end ");
+  assert_string_equal(r.log, "turn [call] tool_use notice tool_result end ");
   assert_string_equal(r.last_text, "error");
+  assert_string_equal(r.result, "error/null");
+  assert_string_equal(r.summary,
+                      "not run: the model call failed before its input was complete");
   rig_fini(&r);
 }
 
@@ -1109,6 +1147,158 @@ static void rejecting_needs_no_step_up(void **state) {
   toolset_fini(&ts);
 }
 
+/* Regression: a cancel while an approval waited left the call without a
+ * result (and the history showed it with status null). The approval is decided
+ * (rejected: nothing approves on its own), the call gets its result, and the
+ * calls after it that never began get theirs; the owner's late answer finds
+ * nothing waiting. */
+static void cancel_while_approval_waits_closes_every_call(void **state) {
+  (void)state;
+  struct toolset ts;
+  struct agent_guard guard = {.locked = false};
+  struct rig r;
+  start_with_owner_tools(&r, &ts, &guard);
+  call_tool(&r, "l1", "lamp_set", "{\"name\":\"desk\",\"on\":true}");
+  call_tool(&r, "c1", "clock", "{}");
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_AWAIT);
+  agent_cancel(&r.a, TURN_STOP_CANCELLED);
+  assert_int_equal(agent_decide(&r.a, "t-1.a1", TURN_DECISION_APPROVED, r.now), -1);
+  assert_int_equal(agent_approval_of(&r.a, "t-1.a1", r.now), AGENT_APPROVAL_UNKNOWN);
+  r.stop_at_set = true;
+  r.stop_at = TURN_EV_TOOL_RESULT;
+  assert_int_equal(pump(&r), AGENT_EMIT);
+  assert_string_equal(r.decided, "rejected");
+  assert_string_equal(r.result, "rejected/rejected");
+  assert_string_equal(r.summary,
+                      "not run: the turn was cancelled while its approval waited");
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] tool_use tool_input tool_use tool_input "
+                             "approval approval_decided tool_result tool_result end ");
+  assert_string_equal(r.result, "rejected/null");
+  assert_string_equal(r.summary, "not run: the turn was cancelled");
+  assert_string_equal(r.last_text, "cancelled");
+  /* The model is told the same, for both calls. */
+  assert_int_equal(r.n_messages, 3);
+  assert_non_null(strstr(r.messages[2], "while its approval waited"));
+  assert_non_null(strstr(r.messages[2], "\"not run: the turn was cancelled\""));
+  rig_fini(&r);
+  toolset_fini(&ts);
+}
+
+/* A cancel during the step-up (the PIN asked for, or being checked): the same,
+ * and the check's late verdict approves nothing. */
+static void cancel_during_step_up_closes_the_approval(void **state) {
+  (void)state;
+  struct toolset ts;
+  struct agent_guard guard = {.step_up_effects = physical, .n_step_up_effects = 1};
+  struct rig r;
+  lamp_waits_for_the_owner(&r, &ts, &guard);
+  assert_string_equal(r.guard, "step_up");
+  agent_cancel(&r.a, TURN_STOP_CANCELLED);
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_int_equal(agent_step_up(&r.a, "t-1.a1", true, r.now), -1);
+  assert_non_null(strstr(r.log, "approval guard approval_decided tool_result end "));
+  assert_string_equal(r.result, "rejected/rejected");
+  rig_fini(&r);
+  toolset_fini(&ts);
+}
+
+/* turnd stops while an owner's tool runs: the call is said stopped while it
+ * ran (it may have done part of its work), an error; the tool's late result is
+ * refused. */
+static void interrupt_while_a_tool_runs_says_it_was_stopped(void **state) {
+  (void)state;
+  struct toolset ts;
+  struct rig r;
+  start_with_owner_tools(&r, &ts, NULL);
+  call_tool(&r, "w1", "weather", "{\"city\":\"Oslo\"}");
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_AWAIT_TOOL);
+  agent_cancel(&r.a, TURN_STOP_INTERRUPT);
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_string_equal(r.log, "turn [call] tool_use tool_input [run] tool_result end ");
+  assert_string_equal(r.result, "error/null");
+  assert_string_equal(r.summary, "stopped: turnd stopped while it ran");
+  assert_string_equal(r.last_text, "interrupt");
+  assert_int_equal(agent_tool_done(&r.a, true, "late", NULL), -1);
+  assert_non_null(strstr(r.messages[2], "stopped: turnd stopped while it ran"));
+  rig_fini(&r);
+  toolset_fini(&ts);
+}
+
+/* turnd could not keep an event (its log is full): the calls are closed as
+ * readers saw them, then the error, then the end. A result readers never got
+ * is given again (the model had it already, and is not told twice). */
+static void fail_closes_calls_as_readers_saw_them(void **state) {
+  (void)state;
+  struct rig r;
+  rig_init(&r);
+  pump(&r);
+  call_tool(&r, "c1", "clock", "{}");
+  call_tool(&r, "c2", "clock", "{}");
+  r.drop_at_set = true;
+  r.drop_at = TURN_EV_TOOL_RESULT;
+  feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+  assert_int_equal(pump(&r), AGENT_END);
+  assert_true(agent_failed(&r.a));
+  assert_string_equal(r.log, "turn [call] tool_use tool_input tool_use tool_input "
+                             "(dropped) tool_result tool_result error end ");
+  assert_string_equal(r.result, "error/null");
+  assert_string_equal(r.summary, "not run: the log is full");
+  assert_string_equal(r.last_text, "error");
+  assert_int_equal(r.n_messages, 3);
+  const char *c1 = strstr(r.messages[2], "\"tool_use_id\":\"c1\"");
+  assert_non_null(c1);
+  assert_null(strstr(c1 + 1, "\"tool_use_id\":\"c1\"")); /* told once */
+  assert_non_null(strstr(r.messages[2], "\"not run: the log is full\""));
+  rig_fini(&r);
+}
+
+/* The same when what was not kept started a call, asked its approval or
+ * decided it: readers never saw that, so the end does not build on it. */
+static void fail_after_a_dropped_call_event(void **state) {
+  (void)state;
+  static const turn_event_type dropped[] = {TURN_EV_TOOL_USE, TURN_EV_APPROVAL,
+                                            TURN_EV_APPROVAL_DECIDED};
+  static const char *const want[] = {
+      "turn [call] (dropped) error end ",
+      "turn [call] tool_use tool_input (dropped) tool_result error end ",
+      ("turn [call] tool_use tool_input approval (dropped) approval_decided "
+       "tool_result error end ")};
+  static const char *const result[] = {"", "error/null", "rejected/rejected"};
+  for (size_t i = 0; i < 3; i++) {
+    struct toolset ts;
+    struct agent_guard guard = {.locked = false};
+    struct rig r;
+    start_with_owner_tools(&r, &ts, &guard);
+    r.drop_at_set = true;
+    r.drop_at = dropped[i];
+    feed(&r, (struct model_event){
+                 .kind = MODEL_EV_TOOL_START, .id = "l1", .name = "lamp_set"});
+    if (i == 0) {
+      assert_int_equal(pump(&r), AGENT_END);
+    } else {
+      assert_int_equal(pump(&r), AGENT_AWAIT_MODEL);
+      feed(&r, (struct model_event){.kind = MODEL_EV_TOOL_END,
+                                    .index = 0,
+                                    .text = "{\"name\":\"desk\",\"on\":true}",
+                                    .len = 25});
+      pump(&r);
+      feed(&r, stop_ev(MODEL_STOP_TOOL_USE));
+      if (i == 2) {
+        assert_int_equal(pump(&r), AGENT_AWAIT);
+        assert_int_equal(agent_decide(&r.a, "t-1.a1", TURN_DECISION_REJECTED, r.now), 0);
+      }
+      assert_int_equal(pump(&r), AGENT_END);
+    }
+    assert_string_equal(r.log, want[i]);
+    assert_string_equal(r.result, result[i]);
+    rig_fini(&r);
+    toolset_fini(&ts);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(text_reply_ends_the_turn),
@@ -1145,6 +1335,11 @@ int main(void) {
       cmocka_unit_test(locked_guard_refuses_tier_two_calls),
       cmocka_unit_test(step_up_comes_between_approval_and_decision),
       cmocka_unit_test(rejecting_needs_no_step_up),
+      cmocka_unit_test(cancel_while_approval_waits_closes_every_call),
+      cmocka_unit_test(cancel_during_step_up_closes_the_approval),
+      cmocka_unit_test(interrupt_while_a_tool_runs_says_it_was_stopped),
+      cmocka_unit_test(fail_closes_calls_as_readers_saw_them),
+      cmocka_unit_test(fail_after_a_dropped_call_event),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -462,30 +462,84 @@ static void test_order_error_then_end(void **state) {
   }
 }
 
-/* A turn cut short may leave calls and approvals open. */
-static void test_order_end_cut_short_with_open_calls(void **state) {
+/* Every call a turn started ends with its result, whatever stops the turn: an
+ * end with a call or an approval still open is reported (and applied) for every
+ * stop reason, also after an error event (a backend closes its calls before it
+ * reports the error). Each call closes as far as it came: a call whose input
+ * never came whole gets its result straight after tool_use, and one whose
+ * approval waits gets its decision first. */
+static void test_order_end_with_open_calls_for_every_reason(void **state) {
   (void)state;
-  static const turn_stop_reason reasons[] = {TURN_STOP_CANCELLED, TURN_STOP_INTERRUPT,
-                                             TURN_STOP_ERROR, TURN_STOP_MAX_TOKENS};
-  for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++) {
+  for (int r = 0; r < TURN_STOP__COUNT; r++) {
     for (int open = 0; open < 3; open++) {
-      struct chk c;
-      chk_open(&c);
-      OK(&c, ev_turn("t-1"));
-      OK(&c, ev_use("u1", "lamp_set", 2));
-      if (open >= 1) OK(&c, ev_input("u1", "lamp_set"));
-      if (open >= 2) OK(&c, ev_approval("a1", "lamp_set", 2)); /* awaiting */
-      OK(&c, ev_end(reasons[i]));
-      assert_false(turn_order_in_turn(c.o));
-      /* The next turn starts clean: the open call of the last one is gone. */
-      OK(&c, ev_turn("t-2"));
-      REFUSED(&c, ev_input("u1", "lamp_set"), TURN_E_UNKNOWN_ID);
-      REFUSED(&c, ev_decided("a1", TURN_DECISION_APPROVED), TURN_E_UNKNOWN_ID);
-      OK(&c, ev_end(TURN_STOP_END_TURN));
-      FINISH(&c, TURN_OK);
-      chk_close(&c);
+      for (int errored = 0; errored < 2; errored++) {
+        struct chk c;
+        chk_open(&c);
+        OK(&c, ev_turn("t-1"));
+        OK(&c, ev_use("u1", "lamp_set", 2));
+        if (open >= 1) OK(&c, ev_input("u1", "lamp_set"));
+        if (open >= 2) OK(&c, ev_approval("a1", "lamp_set", 2)); /* awaiting */
+        if (errored) OK(&c, ev_error());
+        REFUSED(&c, ev_end((turn_stop_reason)r), TURN_E_UNFINISHED);
+        assert_string_equal(c.err.field, "stop_reason");
+        assert_false(turn_order_in_turn(c.o));
+        /* The next turn starts clean: the open call of the last one is gone. */
+        OK(&c, ev_turn("t-2"));
+        REFUSED(&c, ev_input("u1", "lamp_set"), TURN_E_UNKNOWN_ID);
+        REFUSED(&c, ev_decided("a1", TURN_DECISION_APPROVED), TURN_E_UNKNOWN_ID);
+        OK(&c, ev_end(TURN_STOP_END_TURN));
+        FINISH(&c, TURN_OK);
+
+        /* The same turn with its call closed where it stood ends cleanly. */
+        OK(&c, ev_turn("t-3"));
+        OK(&c, ev_use("u1", "lamp_set", 2));
+        if (open >= 1) OK(&c, ev_input("u1", "lamp_set"));
+        if (open >= 2) OK(&c, ev_approval("a1", "lamp_set", 2));
+        if (open >= 2) OK(&c, ev_decided("a1", TURN_DECISION_REJECTED));
+        OK(&c, ev_result("u1", "lamp_set", TURN_STATUS_REJECTED,
+                         open >= 2 ? TURN_APPROVAL_REJECTED : TURN_APPROVAL_NULL));
+        if (errored) OK(&c, ev_error());
+        OK(&c, ev_end((turn_stop_reason)r));
+        FINISH(&c, TURN_OK);
+        chk_close(&c);
+      }
     }
   }
+}
+
+/* A call whose input never came whole (the reply was cut off) is closed by a
+ * result that says it did not run: error or rejected, never ok. */
+static void test_order_call_without_input_closes(void **state) {
+  (void)state;
+  static const turn_status ok_statuses[] = {TURN_STATUS_ERROR, TURN_STATUS_REJECTED};
+  for (size_t i = 0; i < 2; i++) {
+    struct chk c;
+    chk_open(&c);
+    OK(&c, ev_turn("t-1"));
+    OK(&c, ev_use("u1", "clock", 0));
+    REFUSED(&c, ev_result("u1", "clock", TURN_STATUS_OK, TURN_APPROVAL_NULL),
+            TURN_E_ORDER);
+    assert_string_equal(c.err.field, "id");
+    OK(&c, ev_result("u1", "clock", ok_statuses[i], TURN_APPROVAL_NULL));
+    /* Closed: nothing more of it. */
+    REFUSED(&c, ev_input("u1", "clock"), TURN_E_ORDER);
+    REFUSED(&c, ev_result("u1", "clock", ok_statuses[i], TURN_APPROVAL_NULL),
+            TURN_E_ORDER);
+    OK(&c, ev_end(TURN_STOP_MAX_TOKENS));
+    FINISH(&c, TURN_OK);
+    chk_close(&c);
+  }
+  /* Without its input no approval was asked, so none is named. */
+  struct chk c;
+  chk_open(&c);
+  OK(&c, ev_turn("t-1"));
+  OK(&c, ev_use("u1", "lamp_set", 2));
+  REFUSED(&c, ev_result("u1", "lamp_set", TURN_STATUS_REJECTED, TURN_APPROVAL_REJECTED),
+          TURN_E_MISMATCH);
+  OK(&c, ev_result("u1", "lamp_set", TURN_STATUS_REJECTED, TURN_APPROVAL_NULL));
+  OK(&c, ev_end(TURN_STOP_CANCELLED));
+  FINISH(&c, TURN_OK);
+  chk_close(&c);
 }
 
 /* --------------------------------------------------------- refused events */
@@ -914,11 +968,14 @@ static void test_order_error_then_only_end(void **state) {
   OK(&c, ev_turn("t-1"));
   OK(&c, ev_use("u1", "lamp_set", 0));
   OK(&c, ev_input("u1", "lamp_set"));
+  OK(&c, ev_use("u2", "lamp_set", 0));
+  OK(&c, ev_input("u2", "lamp_set"));
+  OK(&c, ev_result("u2", "lamp_set", TURN_STATUS_ERROR, TURN_APPROVAL_NULL));
+  OK(&c, ev_result("u1", "lamp_set", TURN_STATUS_ERROR, TURN_APPROVAL_NULL));
   OK(&c, ev_error());
   REFUSED(&c, ev_text("a"), TURN_E_ORDER);
-  REFUSED(&c, ev_result("u1", "lamp_set", TURN_STATUS_OK, TURN_APPROVAL_NULL),
-          TURN_E_ORDER);
-  REFUSED(&c, ev_use("u2", "x", 0), TURN_E_ORDER);
+  REFUSED(&c, ev_progress("u1", "lamp_set"), TURN_E_ORDER);
+  REFUSED(&c, ev_use("u3", "x", 0), TURN_E_ORDER);
   REFUSED(&c, ev_error(), TURN_E_ORDER);
   REFUSED(&c, ev_guard("passed", ""), TURN_E_ORDER);
   REFUSED(&c, ev_notice(), TURN_E_ORDER);
@@ -1258,8 +1315,9 @@ int main(void) {
                                 free_open_checkers),
       cmocka_unit_test_teardown(test_order_log_of_turns, free_open_checkers),
       cmocka_unit_test_teardown(test_order_error_then_end, free_open_checkers),
-      cmocka_unit_test_teardown(test_order_end_cut_short_with_open_calls,
+      cmocka_unit_test_teardown(test_order_end_with_open_calls_for_every_reason,
                                 free_open_checkers),
+      cmocka_unit_test_teardown(test_order_call_without_input_closes, free_open_checkers),
       cmocka_unit_test_teardown(test_order_first_event_not_turn, free_open_checkers),
       cmocka_unit_test_teardown(test_order_turn_seq_not_zero, free_open_checkers),
       cmocka_unit_test_teardown(test_order_seq_gap_reported_once, free_open_checkers),

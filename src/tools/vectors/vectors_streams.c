@@ -177,9 +177,25 @@ static void make_streams(void) {
             "{\"v\":1,\"seq\":1,\"type\":\"throttled\",\"delay_seconds\":2.0}",
             "{\"v\":1,\"seq\":2,\"type\":\"notice\",\"text\":\"The model failed.\"}",
             L_END(3, "error"));
-  STREAM_OK("cancelled with a call still open", L_TURN, L_USE(1, "u1", "count_slowly", 0),
-            L_INPUT(2, "u1", "count_slowly"), L_PROGRESS(3, "u1", "count_slowly"),
-            L_END(4, "cancelled"));
+  STREAM_OK("cancelled while a call ran: its result, then end", L_TURN,
+            L_USE(1, "u1", "count_slowly", 0), L_INPUT(2, "u1", "count_slowly"),
+            L_PROGRESS(3, "u1", "count_slowly"),
+            L_RESULT(4, "u1", "count_slowly", "error", "null"), L_END(5, "cancelled"));
+  STREAM_OK("cancelled while an approval waited: decided, result, end", L_TURN,
+            L_USE(1, "u1", "lamp_set", 2), L_INPUT(2, "u1", "lamp_set"),
+            L_APPROVAL(3, "a1", "lamp_set"), L_GUARD(4, "step_up"),
+            L_DECIDED(5, "a1", "rejected"),
+            L_RESULT(6, "u1", "lamp_set", "rejected", "\"rejected\""),
+            L_END(7, "cancelled"));
+  STREAM_OK("a reply cut off mid-call: a result straight after tool_use", L_TURN,
+            L_USE(1, "u1", "clock", 0), L_USE(2, "u2", "clock", 0),
+            L_INPUT(3, "u1", "clock"), L_RESULT(4, "u1", "clock", "error", "null"),
+            L_RESULT(5, "u2", "clock", "error", "null"), L_END(6, "max_tokens"));
+  STREAM_OK("calls closed before an error outside the agent", L_TURN,
+            L_USE(1, "u1", "clock", 0), L_INPUT(2, "u1", "clock"),
+            L_RESULT(3, "u1", "clock", "error", "null"),
+            "{\"v\":1,\"seq\":4,\"type\":\"error\",\"message\":\"the store failed\"}",
+            L_END(5, "error"));
   STREAM_OK("a log of two turns", L_TURN, L_TEXT(1), L_END(2, "end_turn"), L_TURN,
             L_TEXT(1), L_END(2, "max_tokens"));
 
@@ -239,6 +255,21 @@ static void make_streams(void) {
              L_END(5, "end_turn"));
   STREAM_BAD("end_turn with a call still open", E_UNFINISHED, 3, L_TURN,
              L_USE(1, "u1", "clock", 0), L_END(2, "end_turn"));
+  STREAM_BAD("cancelled with a running call still open", E_UNFINISHED, 5, L_TURN,
+             L_USE(1, "u1", "count_slowly", 0), L_INPUT(2, "u1", "count_slowly"),
+             L_PROGRESS(3, "u1", "count_slowly"), L_END(4, "cancelled"));
+  STREAM_BAD("cancelled with an approval still waiting", E_UNFINISHED, 5, L_TURN,
+             L_USE(1, "u1", "lamp_set", 2), L_INPUT(2, "u1", "lamp_set"),
+             L_APPROVAL(3, "a1", "lamp_set"), L_END(4, "cancelled"));
+  STREAM_BAD("interrupt with a call still open", E_UNFINISHED, 4, L_TURN,
+             L_USE(1, "u1", "clock", 0), L_INPUT(2, "u1", "clock"),
+             L_END(3, "interrupt"));
+  STREAM_BAD("max_tokens with a call cut off before its input", E_UNFINISHED, 3, L_TURN,
+             L_USE(1, "u1", "clock", 0), L_END(2, "max_tokens"));
+  STREAM_BAD("an error, then end, with a call still open", E_UNFINISHED, 5, L_TURN,
+             L_USE(1, "u1", "clock", 0), L_INPUT(2, "u1", "clock"),
+             "{\"v\":1,\"seq\":3,\"type\":\"error\",\"message\":\"x\"}",
+             L_END(4, "error"));
   STREAM_BAD("progress after the owner rejected the call", E_ORDER, 6, L_TURN,
              L_USE(1, "u1", "lamp_set", 2), L_INPUT(2, "u1", "lamp_set"),
              L_APPROVAL(3, "a1", "lamp_set"), L_DECIDED(4, "a1", "rejected"),
