@@ -26,9 +26,10 @@
 #include <time.h>
 
 /* Bytes of one turn's events: far past any real turn. Past the soft cap the
- * turn ends with an error; the slack is room for that error and the end. */
+ * turn ends with an error; the slack is room for the results of the calls it
+ * closes (a reply's, at most AGENT_MAX_CALLS), that error and the end. */
 #define RUN_LOG_SOFT_CAP (64u << 20)
-#define RUN_LOG_CAP      (RUN_LOG_SOFT_CAP + 4096)
+#define RUN_LOG_CAP      (RUN_LOG_SOFT_CAP + (64u << 10))
 /* Agent steps, and bytes of events, per pump: a turn with much to say at once
  * (a script without waits) says it in pieces, and between two pieces the loop
  * serves everything else that is ready, new requests included (run_resume). */
@@ -108,6 +109,16 @@ static void follower_finish(struct follower *f) {
   evhttp_send_reply_end(req);
 }
 
+/* The turn ended short of the seq f waits for, and its 200 went long ago: the
+ * answer is cut off rather than ended, so that the client sees no answer that
+ * looks whole, comes back with the same after, and gets 409 after_past_end
+ * with the turn's last seq (http_turns.c). */
+static void follower_abort(struct follower *f) {
+  struct evhttp_request *req = f->req;
+  follower_detach(f);
+  http_stream_abort(req);
+}
+
 static void follower_flush(struct follower *f);
 
 /* The lines readers may be handed: those a crash cannot take back (the journal
@@ -171,7 +182,7 @@ static bool flush_slice(struct follower *f, bool write_now) {
   if (f->next_off == SIZE_MAX && seen >= f->start_seq)
     f->next_off = r->line_end[f->start_seq - 1]; /* start_seq > 0 here */
   if (f->next_off == SIZE_MAX) { /* the reader has not reached start_seq */
-    if (r->ended && r->n_events < f->start_seq) follower_finish(f);
+    if (r->ended && r->n_events < f->start_seq) follower_abort(f);
     return false;
   }
   size_t visible = seen == 0 ? 0 : r->line_end[seen - 1];
@@ -546,27 +557,18 @@ static int keep(struct run *r, turn_event *ev) {
 
 /* Gives ev its seq, keeps it and sends it to every follower. A turn that grows
  * past RUN_LOG_SOFT_CAP, or whose next event would take it past RUN_LOG_CAP,
- * ends with an error instead (the slack above the soft cap leaves room for those
- * two lines), so no event is ever lost from the middle. */
+ * ends with an error instead, so no event is ever lost from the middle: that
+ * event is not kept, and the agent closes the calls readers saw open, then
+ * says the error, then ends (agent_fail), in the slack above the soft cap. */
 static void run_append(struct run *r, turn_event *ev) {
   if (r->ended) return;
   int rv = TURN_E_TOOBIG;
-  if (r->log_base + r->log.len <= RUN_LOG_SOFT_CAP || ev->type == TURN_EV_END)
+  if (r->log_base + r->log.len <= RUN_LOG_SOFT_CAP || ev->type == TURN_EV_END ||
+      agent_failed(&r->agent))
     rv = keep(r, ev);
-  turn_event err_ev, end_ev; /* end_ev is ev from here on when they are kept */
-  if (rv == TURN_E_TOOBIG && ev->type != TURN_EV_END) {
-    memset(&err_ev, 0, sizeof err_ev);
-    err_ev.type = TURN_EV_ERROR;
-    err_ev.error.message = TURN_STR("the turn grew past the size turnd keeps");
-    memset(&end_ev, 0, sizeof end_ev);
-    end_ev.type = TURN_EV_END;
-    end_ev.end.stop_reason = TURN_STOP_ERROR;
-    agent_cancel(&r->agent, TURN_STOP_ERROR);
-    if (keep(r, &err_ev) != TURN_OK || keep(r, &end_ev) != TURN_OK) {
-      run_give_up(r);
-      return;
-    }
-    ev = &end_ev;
+  if (rv == TURN_E_TOOBIG && ev->type != TURN_EV_END && !agent_failed(&r->agent)) {
+    agent_fail(&r->agent, "the turn grew past the size turnd keeps", true);
+    return; /* run_pump steps the agent on to its end */
   } else if (rv != TURN_OK) {
     run_give_up(r);
     return;
