@@ -2,6 +2,7 @@
 # missing first (scripts/deps.sh), so they work on a fresh Debian 12 machine.
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+RELEASE_BUILD ?= build-release
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
@@ -18,22 +19,18 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The main job: turnd on the embedded defaults (demo model, demo tools, ./data).
-run: build
-	@echo "turnd: demo model and demo tools, data in ./data. Only paired devices get in."
-	@echo "In another terminal, pair the turn client with the code of the link below:"
-	@echo "  build/turn pair http://127.0.0.1:8080 CODE      then: build/turn hello"
-	@echo "or pair one for curl:"
-	@echo "  TOKEN=\$$(build/turnd pair --data ./data --name curl)"
-	@echo "  curl -N -H \"Authorization: Bearer \$$TOKEN\" -d '{\"text\": \"hello\"}' http://127.0.0.1:8080/api/turns"
-	@echo "Approving the demo's lamp needs the owner's PIN: build/turnd set-pin --data ./data"
-	@./$(BUILD)/turnd --listen 127.0.0.1:8080 --data ./data
+# One line per set-up step, their output in $(BUILD)/make-run.log (V=1: shown too),
+# the owner's PIN asked at the first start at a terminal, turnd's link last.
+run:
+	@V=$(V) scripts/make-run.sh $(BUILD) $(JOBS)
 
 # The codec on the spec's example turn: parse, check, encode back byte for byte.
 demo: build
 	@./$(BUILD)/turn-demo
 
-# Every test: the source checks, the suite, then the suite again under ASan+UBSan.
-test: check-source test-unit test-sanitize
+# Every test: the source checks, the suite, then the suite again under ASan+UBSan,
+# and a Release build (what a packager builds: the optimiser finds other warnings).
+test: check-source test-unit test-sanitize test-release
 
 test-unit: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -46,6 +43,19 @@ test-sanitize: deps
 
 check-source: deps
 	@scripts/check-source.sh
+
+# Release builds everything, tests and bench included, warning-free; it runs nothing.
+.PHONY: test-release
+test-release: deps
+	@cmake -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(RELEASE_BUILD) -j $(JOBS)
+
+# By hand, before a release: the four build types with gcc and with clang, each in
+# its own folder build-check-COMPILER-TYPE (scripts/check-builds.sh PREFIX for others).
+.PHONY: check-builds
+check-builds:
+	@scripts/deps.sh fuzz
+	@JOBS=$(JOBS) scripts/check-builds.sh build-check
 
 # libFuzzer on each target for FUZZ_SECONDS; findings land in fuzz/findings/.
 fuzz:
@@ -81,4 +91,4 @@ format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(RELEASE_BUILD) $(FUZZ_BUILD)

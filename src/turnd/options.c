@@ -168,9 +168,9 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
     } else if (strcmp(opt, "--max-model-calls") == 0) {
       ok = parse_u32(val, 10000, &o->max_model_calls) && o->max_model_calls > 0;
     } else if (strcmp(opt, "--max-total-tokens") == 0) {
-      uint32_t v;
+      uint32_t v; /* parse_u32 sets it only on success: read it only then */
       ok = parse_u32(val, UINT32_MAX, &v);
-      o->max_total_tokens = v;
+      if (ok) o->max_total_tokens = v;
     } else if (strcmp(opt, "--coalesce-ms") == 0) {
       ok = parse_u32(val, 1000, &o->coalesce_ms);
     } else if (strcmp(opt, "--client-timeout") == 0) {
