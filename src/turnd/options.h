@@ -23,6 +23,9 @@ struct options {
   uint32_t retain_s;           /* --retain, default 300 */
   uint32_t approval_timeout_s; /* --approval-timeout, default 300 */
   uint32_t client_timeout_s;   /* --client-timeout, default 30 */
+  uint32_t max_connections;    /* --max-connections; 0 (the default): half the
+                                  descriptors turnd may open, at most 16384
+                                  (server.c) */
   uint32_t live_memory_mib;    /* --live-memory, default 256: MiB of events that
                                   live turns keep in memory in all */
   uint32_t lock_after_s;       /* --lock-after, default 0: never */

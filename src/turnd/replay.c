@@ -4,6 +4,7 @@
 #include "replay.h"
 
 #include "auth.h"
+#include "conn_watch.h"
 #include "daemon.h"
 #include "http_reply.h"
 #include "store.h"
@@ -55,7 +56,7 @@ static int take_chunk(void *ctx, const char *turn, uint64_t first_seq, uint64_t 
 }
 
 static void replay_free(struct replay *rp) {
-  if (rp->conn != NULL) evhttp_connection_set_closecb(rp->conn, NULL, NULL);
+  if (rp->conn != NULL) conn_watch_set_closecb(rp->conn, NULL, NULL);
   free(rp);
 }
 
@@ -63,7 +64,7 @@ static void replay_free(struct replay *rp) {
 static void on_close(struct evhttp_connection *conn, void *arg) {
   (void)conn;
   struct replay *rp = arg;
-  evhttp_connection_set_closecb(rp->conn, NULL, NULL);
+  conn_watch_set_closecb(rp->conn, NULL, NULL);
   rp->conn = NULL;
   evhttp_send_reply_end(rp->req);
   replay_free(rp);
@@ -117,7 +118,7 @@ int replay_start(struct turnd *d, struct evhttp_request *req, const char *turn,
   memcpy(rp->turn, turn, strlen(turn) + 1);
   rp->next_seq = next_seq;
   rp->device = device;
-  evhttp_connection_set_closecb(rp->conn, on_close, rp);
+  conn_watch_set_closecb(rp->conn, on_close, rp);
   http_stream_start(req);
   replay_next(rp);
   return 0;

@@ -6,9 +6,9 @@
 #include "options.h"
 
 #include <stdint.h>
-#include <sys/time.h>
 #include <time.h>
 
+struct conn_watch;
 struct event;
 struct event_base;
 struct evhttp;
@@ -24,9 +24,9 @@ struct server {
   const struct options *opt;         /* borrowed, outlives the server */
   uint16_t port;                     /* the port bound, also when --listen asked 0 */
   int64_t device; /* the paired device of the request being dispatched (auth.h) */
-  struct timeval client_timeout; /* --client-timeout (see server.c) */
-  struct event *accept_resume;   /* owned: accepting again after running out of fds */
-  time_t fds_warned_at;          /* when that was last said on stderr */
+  struct conn_watch *watch;    /* owned: every connection's limits (conn_watch.h) */
+  struct event *accept_resume; /* owned: accepting again after running out of fds */
+  time_t fds_warned_at;        /* when that was last said on stderr */
 };
 
 /* Binds opt's address and starts answering on base. Returns 0, or -1 with a

@@ -1,6 +1,7 @@
 /* A request waiting for its PIN check; see step_up.h. */
 #include "step_up.h"
 
+#include "conn_watch.h"
 #include "daemon.h"
 #include "guard.h"
 #include "http_error.h"
@@ -31,7 +32,7 @@ static void on_close(struct evhttp_connection *conn, void *arg) {
 /* Answers 204, or the error e when ok is false, and frees w. To a client that
  * left, the answer goes nowhere, but sending it frees the request. */
 static void finish(struct step_up_wait *w, bool ok, enum http_error e, unsigned retry_s) {
-  if (w->conn != NULL) evhttp_connection_set_closecb(w->conn, NULL, NULL);
+  if (w->conn != NULL) conn_watch_set_closecb(w->conn, NULL, NULL);
   if (ok) {
     evhttp_send_reply(w->req, 204, "No Content", NULL);
   } else {
@@ -87,5 +88,5 @@ void step_up_begin(struct turnd *d, struct evhttp_request *req, enum step_up_goa
     return;
   }
   w->conn = evhttp_request_get_connection(req);
-  evhttp_connection_set_closecb(w->conn, on_close, w);
+  conn_watch_set_closecb(w->conn, on_close, w);
 }
