@@ -5,6 +5,7 @@
  * here, and each test waits past it. */
 #include "harness.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -128,13 +129,14 @@ static void test_timeouts_quiet_stream_stays(void **state) {
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
-/* A reader that takes none of a long turn (megabytes more than the sockets
- * hold) is dropped once it has taken nothing for the limit: what reaches it
- * afterwards is what was on its way, and not the turn's end. */
-static void test_timeouts_stuck_reader_is_dropped(void **state) {
-  (void)state;
-  /* A script is at most 1 MiB: one reply of 9 texts of 100 kB and a clock
-   * call, which the script gives again to each of the turn's 40 model calls. */
+/* A turnd with --client-timeout 1 whose script answers "big" with one reply of 9
+ * texts of 100 kB (about 900 kB of stream, far more than the sockets hold), or
+ * with many when loop is true: the reply then ends with a clock call, which the
+ * script gives again to each of the turn's 40 model calls (a script is at most
+ * 1 MiB). The script's folder and file go to dir and path, removed by
+ * stop_big(). */
+static void start_big(struct turnd_proc *t, bool loop, char *dir, char *path,
+                      size_t path_cap) {
   enum { STEPS = 9, STEP_BYTES = 100000 };
   size_t cap = STEPS * (STEP_BYTES + 16) + 256;
   char *script = malloc(cap);
@@ -142,55 +144,163 @@ static void test_timeouts_stuck_reader_is_dropped(void **state) {
   size_t n =
       (size_t)snprintf(script, cap, "{\"turns\": [{\"when\": \"big\", \"replies\": [[");
   for (int i = 0; i < STEPS; i++) {
-    n += (size_t)snprintf(script + n, cap - n, "{\"text\": \"");
+    n += (size_t)snprintf(script + n, cap - n, "%s{\"text\": \"", i > 0 ? ", " : "");
     memset(script + n, 'x', STEP_BYTES);
     n += STEP_BYTES;
-    n += (size_t)snprintf(script + n, cap - n, "\"}, ");
+    n += (size_t)snprintf(script + n, cap - n, "\"}");
   }
-  snprintf(script + n, cap - n,
-           "{\"tool_use\": {\"name\": \"clock\", \"input\": {}}}]]}], "
-           "\"default\": [[{\"text\": \"?\"}]]}");
-  char dir[] = "/tmp/turnd-stuck-XXXXXX", path[128], model[160];
+  snprintf(script + n, cap - n, "%s]]}], \"default\": [[{\"text\": \"?\"}]]}",
+           loop ? ", {\"tool_use\": {\"name\": \"clock\", \"input\": {}}}" : "");
   assert_non_null(mkdtemp(dir));
-  assert_int_equal(harness_write_file(dir, "big.json", script, path, sizeof path), 0);
+  assert_int_equal(harness_write_file(dir, "big.json", script, path, path_cap), 0);
   free(script);
+  char model[160];
   snprintf(model, sizeof model, "script:%s", path);
   const char *extra[] = {"--client-timeout",  "1",  "--model", model,
                          "--max-model-calls", "40", NULL};
+  assert_int_equal(harness_start(t, extra), 0);
+}
+
+static void stop_big(struct turnd_proc *t, const char *dir, const char *path) {
+  assert_int_equal(harness_stop(t, SIGTERM), 0);
+  remove(path);
+  remove(dir);
+}
+
+/* Reads fd (at most cap bytes a read) until turnd closes it, the turn's end
+ * comes, or SAFETY_MS pass without a byte; *total counts the bytes. Returns
+ * whether the end came; *closed says whether turnd closed first. The end's
+ * marker may be split between two reads, so the last bytes are kept. */
+static bool read_to_end(int fd, size_t cap, size_t *total, bool *closed) {
+  static const char end_marker[] = "\"type\":\"end\"";
+  char window[65536 + sizeof end_marker];
+  if (cap > 65536) cap = 65536;
+  size_t kept = 0;
+  *closed = false;
+  for (;;) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, SAFETY_MS) != 1) return false; /* open and silent */
+    ssize_t got = recv(fd, window + kept, cap, 0);
+    if (got <= 0) {
+      *closed = true;
+      return false;
+    }
+    *total += (size_t)got;
+    window[kept + (size_t)got] = '\0';
+    if (strstr(window, end_marker) != NULL) return true;
+    size_t have = kept + (size_t)got;
+    kept = have < sizeof end_marker ? have : sizeof end_marker - 1;
+    memmove(window, window + have - kept, kept);
+  }
+}
+
+/* A reader that takes none of a long turn (megabytes more than the sockets
+ * hold) is dropped once it has taken nothing for the limit: what reaches it
+ * afterwards is what was on its way, and not the turn's end. */
+static void test_timeouts_stuck_reader_is_dropped(void **state) {
+  (void)state;
+  char dir[] = "/tmp/turnd-stuck-XXXXXX", path[128];
   struct turnd_proc t;
-  assert_int_equal(harness_start(&t, extra), 0);
+  start_big(&t, true, dir, path, sizeof path);
   int fd = harness_connect(&t, 4096);
   assert_true(fd >= 0);
   post_turn(fd, &t, "big");
   pause_ms(3000); /* reading nothing, past the limit */
   /* Then read it all: turnd closed the connection (or reset it, which drops
-   * what was on its way), and the turn's end never came. Kept across reads: the
-   * marker's bytes may be split between two. */
-  static const char end_marker[] = "\"type\":\"end\"";
-  char window[65536 + sizeof end_marker];
-  size_t kept = 0, total = 0;
-  bool closed = false, ended = false;
-  while (!closed && !ended) {
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    if (poll(&p, 1, SAFETY_MS) != 1) break; /* open and silent: not dropped */
-    ssize_t got = recv(fd, window + kept, sizeof window - 1 - kept, 0);
-    if (got <= 0) {
-      closed = true;
-      break;
-    }
-    total += (size_t)got;
-    window[kept + (size_t)got] = '\0';
-    ended = strstr(window, end_marker) != NULL;
-    size_t have = kept + (size_t)got;
-    kept = have < sizeof end_marker ? have : sizeof end_marker - 1;
-    memmove(window, window + have - kept, kept);
-  }
-  if (ended) fail_msg("the stuck reader got the whole turn (%zu bytes)", total);
+   * what was on its way), and the turn's end never came. */
+  size_t total = 0;
+  bool closed;
+  if (read_to_end(fd, 65536, &total, &closed))
+    fail_msg("the stuck reader got the whole turn (%zu bytes)", total);
   assert_true(closed);
   close(fd);
+  stop_big(&t, dir, path);
+}
+
+/* Regression: a reader that kept reading, slowly, was dropped like one that
+ * reads nothing, because libevent's write timeout only restarts when the socket
+ * has room for a third of its buffer again (megabytes, once the kernel has grown
+ * it). This one takes up to 1 KiB every half second for 6 seconds (the limit is
+ * one second) while the turn has megabytes more to send than the sockets hold,
+ * then the rest at full speed: its stream goes on to the turn's end. turnd sees
+ * what a reader takes by what its TCP acknowledges, which Linux does in steps of
+ * up to the reader's receive buffer: the smallest one (SO_RCVBUF 1024, which
+ * Linux makes 2304 bytes) shows each read at once. */
+static void test_timeouts_slow_reader_keeps_its_stream(void **state) {
+  (void)state;
+  char dir[] = "/tmp/turnd-slow-XXXXXX", path[128];
+  struct turnd_proc t;
+  start_big(&t, true, dir, path, sizeof path);
+  int fd = harness_connect(&t, 1024);
+  assert_true(fd >= 0);
+  post_turn(fd, &t, "big");
+  size_t total = 0;
+  bool closed = false;
+  for (int i = 0; i < 12 && !closed; i++) {
+    pause_ms(500);
+    char buf[1024];
+    ssize_t got = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) closed = true;
+    if (got > 0) total += (size_t)got;
+  }
+  if (closed) fail_msg("the slow reader was dropped after %zu bytes", total);
+  assert_true(total >= 12 * 256); /* it did read, slowly */
+  if (!read_to_end(fd, 65536, &total, &closed))
+    fail_msg("no end after %zu bytes (%s)", total, closed ? "closed" : "silent");
+  close(fd);
+  stop_big(&t, dir, path);
+}
+
+/* Regression: libevent restarts its read timeout at every byte, so a client that
+ * sent a request one byte at a time, each within --client-timeout of the last,
+ * kept its connection for as long as it liked. Now the whole request must come
+ * within the limit: a new connection trickling its first request, and a
+ * kept-alive one trickling its second, are both closed before their requests
+ * are whole (a byte every 0.4 s, against a limit of 1 s). */
+static void test_timeouts_trickled_request_is_closed(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  assert_int_equal(harness_start(&t, one_second), 0);
+  static const char slow[] = "GET /api/capabilities HTTP/1.1\r\nHost: x\r\n\r\n";
+  int fd[2] = {harness_connect(&t, 0), harness_connect(&t, 0)};
+  assert_true(fd[0] >= 0 && fd[1] >= 0);
+  /* fd[1] is kept alive after a whole request first. */
+  char req[256], got[4096];
+  snprintf(req, sizeof req, "GET /api/capabilities HTTP/1.1\r\nHost: x\r\n%s\r\n\r\n",
+           t.auth_header);
+  send_all(fd[1], req);
+  harness_read_until(fd[1], got, 0, sizeof got, "\"protocol\"");
+  assert_non_null(strstr(got, "HTTP/1.1 200"));
+  bool closed[2] = {false, false}, answered = false;
+  size_t sent[2] = {0, 0};
+  char answer[2][256] = {"", ""};
+  for (size_t i = 0; i < sizeof slow - 1 && !answered && !(closed[0] && closed[1]); i++) {
+    for (int k = 0; k < 2; k++) {
+      if (closed[k]) continue;
+      struct pollfd p = {.fd = fd[k], .events = POLLIN};
+      if (poll(&p, 1, 0) == 1) {
+        ssize_t n = recv(fd[k], answer[k], sizeof answer[k] - 1, MSG_DONTWAIT);
+        if (n > 0) {
+          answer[k][n] = '\0';
+          answered = true;
+        } else {
+          closed[k] = true;
+        }
+      } else if (send(fd[k], slow + i, 1, MSG_NOSIGNAL) == 1) {
+        sent[k]++;
+      } else {
+        closed[k] = true;
+      }
+    }
+    pause_ms(400);
+  }
+  for (int k = 0; k < 2; k++) {
+    if (answer[k][0] != '\0') fail_msg("connection %d was answered: %.40s", k, answer[k]);
+    if (!closed[k]) assert_true(read_to_close(fd[k], NULL, 0));
+    assert_true(sent[k] < sizeof slow - 1); /* closed before the request was whole */
+    close(fd[k]);
+  }
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
-  remove(path);
-  remove(dir);
 }
 
 int main(void) {
@@ -198,6 +308,8 @@ int main(void) {
       cmocka_unit_test(test_timeouts_silent_clients_are_closed),
       cmocka_unit_test(test_timeouts_quiet_stream_stays),
       cmocka_unit_test(test_timeouts_stuck_reader_is_dropped),
+      cmocka_unit_test(test_timeouts_slow_reader_keeps_its_stream),
+      cmocka_unit_test(test_timeouts_trickled_request_is_closed),
   };
   return cmocka_run_group_tests(tests, NULL, harness_kill_all);
 }
