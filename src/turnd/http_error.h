@@ -34,7 +34,9 @@ struct evhttp_request;
   X(STEP_UP_LOCKED_OUT, 429, "step_up_locked_out", "too many wrong PINs: wait")         \
   X(STEP_UP_BUSY, 429, "step_up_busy", "a PIN is being checked: try again")             \
   X(INTERNAL, 500, "internal", "turnd failed to answer")                                \
-  X(STOPPING, 503, "stopping", "turnd is stopping: try again once it is back")
+  X(STOPPING, 503, "stopping", "turnd is stopping: try again once it is back")          \
+  X(TOO_MANY_CONNECTIONS, 503, "too_many_connections",                                  \
+    "turnd has as many connections open as it takes: try again in a moment")
 
 enum http_error {
 #define HTTP_ERROR_ENUM(name, status, code, msg) HTTP_E_##name,

@@ -14,7 +14,8 @@ const char options_usage[] =
     "             [--max-tokens N] [--reply-timeout SECONDS] [--stall-timeout SECONDS]\n"
     "             [--max-model-calls N] [--max-total-tokens N] [--coalesce-ms MS]\n"
     "             [--lock-after SECONDS] [--step-up-effects LIST]\n"
-    "             [--client-timeout SECONDS] [--live-memory MIB] [--no-auth]\n"
+    "             [--client-timeout SECONDS] [--max-connections N]\n"
+    "             [--live-memory MIB] [--no-auth]\n"
     "       turnd pair|devices|unpair|pair-code|set-pin --data DIR ...  (turnd pair "
     "--help)\n"
     "  --listen            address to serve on (default 127.0.0.1:8080; port 0 picks a\n"
@@ -46,9 +47,13 @@ const char options_usage[] =
     "                      paired device (default 0: never; needs a PIN)\n"
     "  --step-up-effects   tool effects whose approval needs the PIN, comma-separated\n"
     "                      (default physical; none: no step-up)\n"
-    "  --client-timeout    seconds a client may send nothing while turnd waits for its\n"
-    "                      request, or take nothing while its answer waits to be sent\n"
-    "                      (default 30; a stream with nothing to send has no limit)\n"
+    "  --client-timeout    seconds a client has to send a whole request, or may send\n"
+    "                      nothing before its next one, or may take nothing of an\n"
+    "                      answer while bytes wait for it (default 30; a stream with\n"
+    "                      nothing to send has no limit)\n"
+    "  --max-connections   connections open at once; past them a new one is answered\n"
+    "                      503 (default: half the descriptors turnd may open, at\n"
+    "                      most 16384)\n"
     "  --no-auth           no tokens: whoever reaches turnd is the owner; loopback\n"
     "                      addresses only\n";
 
@@ -175,6 +180,8 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
       ok = parse_u32(val, 1000, &o->coalesce_ms);
     } else if (strcmp(opt, "--client-timeout") == 0) {
       ok = parse_u32(val, 3600, &o->client_timeout_s) && o->client_timeout_s > 0;
+    } else if (strcmp(opt, "--max-connections") == 0) {
+      ok = parse_u32(val, 1u << 20, &o->max_connections) && o->max_connections > 0;
     } else if (strcmp(opt, "--live-memory") == 0) {
       ok = parse_u32(val, 1u << 20, &o->live_memory_mib) && o->live_memory_mib >= 16;
     } else if (strcmp(opt, "--approval-timeout") == 0) {

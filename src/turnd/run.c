@@ -8,6 +8,7 @@
  * until it reaches the window. */
 #include "run.h"
 
+#include "conn_watch.h"
 #include "daemon.h"
 #include "http_reply.h"
 #include "loop_prio.h"
@@ -85,7 +86,7 @@ static void follower_detach(struct follower *f) {
   while (*p != NULL && *p != f)
     p = &(*p)->next;
   if (*p == f) *p = f->next;
-  if (f->conn != NULL) evhttp_connection_set_closecb(f->conn, NULL, NULL);
+  if (f->conn != NULL) conn_watch_set_closecb(f->conn, NULL, NULL);
   free(f);
 }
 
@@ -95,7 +96,7 @@ static void follower_detach(struct follower *f) {
 static void on_follower_close(struct evhttp_connection *conn, void *arg) {
   (void)conn;
   struct follower *f = arg;
-  evhttp_connection_set_closecb(f->conn, NULL, NULL);
+  conn_watch_set_closecb(f->conn, NULL, NULL);
   f->conn = NULL;
   evhttp_send_reply_end(f->req);
   follower_detach(f);
@@ -246,7 +247,7 @@ int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq,
   f->next_off = next_seq == 0 ? 0 : SIZE_MAX;
   f->next = r->followers;
   r->followers = f;
-  evhttp_connection_set_closecb(f->conn, on_follower_close, f);
+  conn_watch_set_closecb(f->conn, on_follower_close, f);
   http_stream_start(req);
   follower_flush(f);
   return 0;
