@@ -37,9 +37,12 @@
  * gets --client-timeout by state: the whole request (line, headers, body) must
  * come within it, from the connection's opening or from its first byte after
  * an answer, and no gap between reads may be longer; a kept-alive connection may
- * wait that long for its next request; an answer's client must take some of the
- * bytes waiting for it within each such period (check_progress). With nothing to
- * send there is no limit.
+ * wait that long for its next request. An answer's client must take some of the
+ * bytes waiting for it within each --reader-timeout (check_progress), a longer
+ * limit: Linux acknowledges a slow reader's reads only in steps of up to its
+ * receive buffer (one of 1 KiB/s with the default 128 KiB: every 128 s or so),
+ * and acknowledged bytes are all turnd can see of them. With nothing to send
+ * there is no limit.
  *
  * States, one conn_step() with a table of allowed moves:
  *
@@ -61,10 +64,10 @@
  * set. REQUEST has its deadline armed (--client-timeout from the connection's
  * opening, or from the first byte after an answer) and libevent's read timeout
  * (the same) between reads. ANSWER has no libevent timeout and the progress check
- * armed. IDLE has libevent's read timeout only. REFUSED has sent its 503, shut
- * its side, holds evhttp's bufferevent callbacks aside (so that no request of it
- * reaches the routes) and has the end of its wait armed. GONE has no bev: only
- * the reaper touches it. */
+ * armed (--reader-timeout). IDLE has libevent's read timeout only. REFUSED has sent its
+ * 503, shut its side, holds evhttp's bufferevent callbacks aside (so that no request of
+ * it reaches the routes) and has the end of its wait armed. GONE has no bev: only the
+ * reaper touches it. */
 #include "conn_watch.h"
 
 #include "http_error.h"
@@ -130,18 +133,19 @@ static const unsigned char conn_next[CONN_NSTATES][CONN_NINPUTS] = {
 };
 
 struct conn_watch {
-  struct event_base *base; /* borrowed: the daemon's loop */
-  struct timeval timeout;  /* --client-timeout */
-  unsigned max_open;       /* --max-connections */
-  unsigned n_open;         /* connections served (not refused) and not gone:
-                              <= max_open */
-  unsigned n_refused;      /* refused ones not gone yet */
-  struct conn **by_fd;     /* by descriptor: the conn of each set-up connection
-                              (for conn_watch_set_closecb), NULL elsewhere */
-  size_t by_fd_cap;        /* entries in by_fd */
-  struct conn *live;       /* every conn not gone (a list, for conn_watch_free) */
-  struct conn *gone;       /* gone, waiting for the reaper (through next) */
-  struct event *reaper;    /* owned: frees the gone ones, made active as needed */
+  struct event_base *base;       /* borrowed: the daemon's loop */
+  struct timeval timeout;        /* --client-timeout */
+  struct timeval reader_timeout; /* --reader-timeout: an answer's progress check */
+  unsigned max_open;             /* --max-connections */
+  unsigned n_open;               /* connections served (not refused) and not gone:
+                                    <= max_open */
+  unsigned n_refused;            /* refused ones not gone yet */
+  struct conn **by_fd;           /* by descriptor: the conn of each set-up connection
+                                    (for conn_watch_set_closecb), NULL elsewhere */
+  size_t by_fd_cap;              /* entries in by_fd */
+  struct conn *live;             /* every conn not gone (a list, for conn_watch_free) */
+  struct conn *gone;             /* gone, waiting for the reaper (through next) */
+  struct event *reaper;          /* owned: frees the gone ones, made active as needed */
 };
 
 struct conn {
@@ -348,7 +352,7 @@ static void begin_answer(struct conn *c) {
    * a close. The progress check does the job. */
   bufferevent_set_timeouts(c->bev, NULL, NULL);
   c->was_waiting = false;
-  evtimer_add(c->timer, &c->w->timeout);
+  evtimer_add(c->timer, &c->w->reader_timeout);
 }
 
 static void begin_idle(struct conn *c) {
@@ -446,7 +450,7 @@ static uint64_t progress_mark(evutil_socket_t fd, size_t waiting) {
   return waiting;
 }
 
-/* Every --client-timeout while an answer goes out: a client that took nothing
+/* Every --reader-timeout while an answer goes out: a client that took nothing
  * since the last check, while bytes waited for it all along (in turnd's buffer,
  * or in the socket's, sent or not, but not acknowledged), is dropped. A reader
  * that keeps taking, however slowly, keeps its stream; an answer with nothing to
@@ -463,7 +467,7 @@ static void check_progress(struct conn *c) {
   }
   c->was_waiting = waiting > 0;
   c->mark = mark;
-  evtimer_add(c->timer, &c->w->timeout);
+  evtimer_add(c->timer, &c->w->reader_timeout);
 }
 
 static void on_timer(evutil_socket_t fd, short what, void *arg) {
@@ -543,12 +547,13 @@ static void on_output(struct evbuffer *out, const struct evbuffer_cb_info *info,
 /* ------------------------------------------------------------ the watch */
 
 struct conn_watch *conn_watch_new(struct event_base *base, unsigned max_open,
-                                  unsigned timeout_s) {
+                                  unsigned timeout_s, unsigned reader_timeout_s) {
   struct conn_watch *w = calloc(1, sizeof *w);
   if (w == NULL) return NULL;
   w->base = base;
   w->max_open = max_open;
   w->timeout = (struct timeval){(time_t)timeout_s, 0};
+  w->reader_timeout = (struct timeval){(time_t)reader_timeout_s, 0};
   if ((w->reaper = event_new(base, -1, 0, on_reap, w)) == NULL) {
     free(w);
     return NULL;

@@ -2,7 +2,7 @@
  * open (past --max-connections a new one is answered 503 and closed), the
  * deadline of a request (its line, headers and body within --client-timeout),
  * whether a reader still takes its answer (one that takes nothing for
- * --client-timeout while bytes wait for it is dropped), and libevent's own error
+ * --reader-timeout while bytes wait for it is dropped), and libevent's own error
  * pages, made turnd's JSON (http_page.c). Lifetime rules: conn_watch.c. */
 #ifndef TURND_CONN_WATCH_H
 #define TURND_CONN_WATCH_H
@@ -15,10 +15,11 @@ struct evhttp_request;
 struct conn_watch;
 
 /* Starts watching the connections of an evhttp on base: at most max_open at
- * once, timeout_s being --client-timeout. Returns owned (conn_watch_free), or
- * NULL when out of memory. One per process: conn_watch_set_closecb finds it. */
+ * once, timeout_s being --client-timeout and reader_timeout_s --reader-timeout.
+ * Returns owned (conn_watch_free), or NULL when out of memory. One per process:
+ * conn_watch_set_closecb finds it. */
 struct conn_watch *conn_watch_new(struct event_base *base, unsigned max_open,
-                                  unsigned timeout_s);
+                                  unsigned timeout_s, unsigned reader_timeout_s);
 /* Frees w and what is left of its connections: after evhttp_free, which ends
  * every connection (calling their close callbacks). Accepts NULL. */
 void conn_watch_free(struct conn_watch *w);

@@ -14,7 +14,8 @@ const char options_usage[] =
     "             [--max-tokens N] [--reply-timeout SECONDS] [--stall-timeout SECONDS]\n"
     "             [--max-model-calls N] [--max-total-tokens N] [--coalesce-ms MS]\n"
     "             [--lock-after SECONDS] [--step-up-effects LIST]\n"
-    "             [--client-timeout SECONDS] [--max-connections N]\n"
+    "             [--client-timeout SECONDS] [--reader-timeout SECONDS]\n"
+    "             [--max-connections N]\n"
     "             [--live-memory MIB] [--no-auth]\n"
     "       turnd pair|devices|unpair|pair-code|set-pin --data DIR ...  (turnd pair "
     "--help)\n"
@@ -48,9 +49,11 @@ const char options_usage[] =
     "  --step-up-effects   tool effects whose approval needs the PIN, comma-separated\n"
     "                      (default physical; none: no step-up)\n"
     "  --client-timeout    seconds a client has to send a whole request, or may send\n"
-    "                      nothing before its next one, or may take nothing of an\n"
-    "                      answer while bytes wait for it (default 30; a stream with\n"
-    "                      nothing to send has no limit)\n"
+    "                      nothing before its next one (default 30)\n"
+    "  --reader-timeout    seconds a client may take nothing of an answer while bytes\n"
+    "                      wait for it (default 150: turnd sees a slow reader's reads\n"
+    "                      only as its TCP acknowledges them; a stream with nothing\n"
+    "                      to send has no limit)\n"
     "  --max-connections   connections open at once; past them a new one is answered\n"
     "                      503 (default: half the descriptors turnd may open, at\n"
     "                      most 16384)\n"
@@ -126,6 +129,7 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
   o->retain_s = 300;
   o->approval_timeout_s = 300;
   o->client_timeout_s = 30;
+  o->reader_timeout_s = 150;
   o->live_memory_mib = 256;
   o->max_tokens = 4096;
   o->reply_timeout_s = 600;
@@ -180,6 +184,8 @@ bool options_parse(struct options *o, int argc, char **argv, char *err, size_t c
       ok = parse_u32(val, 1000, &o->coalesce_ms);
     } else if (strcmp(opt, "--client-timeout") == 0) {
       ok = parse_u32(val, 3600, &o->client_timeout_s) && o->client_timeout_s > 0;
+    } else if (strcmp(opt, "--reader-timeout") == 0) {
+      ok = parse_u32(val, 24 * 3600, &o->reader_timeout_s) && o->reader_timeout_s > 0;
     } else if (strcmp(opt, "--max-connections") == 0) {
       ok = parse_u32(val, 1u << 20, &o->max_connections) && o->max_connections > 0;
     } else if (strcmp(opt, "--live-memory") == 0) {

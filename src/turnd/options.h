@@ -23,6 +23,7 @@ struct options {
   uint32_t retain_s;           /* --retain, default 300 */
   uint32_t approval_timeout_s; /* --approval-timeout, default 300 */
   uint32_t client_timeout_s;   /* --client-timeout, default 30 */
+  uint32_t reader_timeout_s;   /* --reader-timeout, default 150 */
   uint32_t max_connections;    /* --max-connections; 0 (the default): half the
                                   descriptors turnd may open, at most 16384
                                   (server.c) */

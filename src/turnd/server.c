@@ -159,7 +159,8 @@ int server_start(struct server *s, struct turnd *d, struct event_base *base,
   s->opt = opt;
   s->http = evhttp_new(base);
   s->accept_resume = evtimer_new(base, on_accept_resume, s);
-  s->watch = conn_watch_new(base, max_connections(opt), opt->client_timeout_s);
+  s->watch = conn_watch_new(base, max_connections(opt), opt->client_timeout_s,
+                            opt->reader_timeout_s);
   if (s->http == NULL || s->accept_resume == NULL || s->watch == NULL) {
     server_stop(s);
     fprintf(stderr, "turnd: cannot create the HTTP server\n");

@@ -23,8 +23,8 @@
 
 #define SAFETY_MS 30000 /* how long a test waits for what must come */
 
-static const char *const one_second[] = {"--client-timeout", "1", "--step-up-effects",
-                                         "none", NULL};
+static const char *const one_second[] = {
+    "--client-timeout", "1", "--reader-timeout", "1", "--step-up-effects", "none", NULL};
 
 static void pause_ms(long ms) {
   struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -135,8 +135,8 @@ static void test_timeouts_quiet_stream_stays(void **state) {
  * script gives again to each of the turn's 40 model calls (a script is at most
  * 1 MiB). The script's folder and file go to dir and path, removed by
  * stop_big(). */
-static void start_big(struct turnd_proc *t, bool loop, char *dir, char *path,
-                      size_t path_cap) {
+static void start_big(struct turnd_proc *t, bool loop, const char *reader_timeout,
+                      char *dir, char *path, size_t path_cap) {
   enum { STEPS = 9, STEP_BYTES = 100000 };
   size_t cap = STEPS * (STEP_BYTES + 16) + 256;
   char *script = malloc(cap);
@@ -156,8 +156,15 @@ static void start_big(struct turnd_proc *t, bool loop, char *dir, char *path,
   free(script);
   char model[160];
   snprintf(model, sizeof model, "script:%s", path);
-  const char *extra[] = {"--client-timeout",  "1",  "--model", model,
-                         "--max-model-calls", "40", NULL};
+  const char *extra[] = {"--client-timeout",
+                         "1",
+                         "--model",
+                         model,
+                         "--max-model-calls",
+                         "40",
+                         "--reader-timeout",
+                         reader_timeout,
+                         NULL};
   assert_int_equal(harness_start(t, extra), 0);
 }
 
@@ -201,7 +208,7 @@ static void test_timeouts_stuck_reader_is_dropped(void **state) {
   (void)state;
   char dir[] = "/tmp/turnd-stuck-XXXXXX", path[128];
   struct turnd_proc t;
-  start_big(&t, true, dir, path, sizeof path);
+  start_big(&t, true, "1", dir, path, sizeof path);
   int fd = harness_connect(&t, 4096);
   assert_true(fd >= 0);
   post_turn(fd, &t, "big");
@@ -213,6 +220,29 @@ static void test_timeouts_stuck_reader_is_dropped(void **state) {
   if (read_to_end(fd, 65536, &total, &closed))
     fail_msg("the stuck reader got the whole turn (%zu bytes)", total);
   assert_true(closed);
+  close(fd);
+  stop_big(&t, dir, path);
+}
+
+/* A reader that takes nothing for longer than --client-timeout but not for
+ * --reader-timeout keeps its stream: Linux acknowledges a slow reader's reads in
+ * steps of up to its receive buffer (a reader of 1 KiB/s with the default
+ * 128 KiB: about every 128 s), so a reader that reads slowly looks like one
+ * that reads nothing for longer than the client's other limit. It was dropped
+ * after --client-timeout. */
+static void test_timeouts_reader_has_its_own_limit(void **state) {
+  (void)state;
+  char dir[] = "/tmp/turnd-patient-XXXXXX", path[128];
+  struct turnd_proc t;
+  start_big(&t, true, "150", dir, path, sizeof path);
+  int fd = harness_connect(&t, 4096);
+  assert_true(fd >= 0);
+  post_turn(fd, &t, "big");
+  pause_ms(3000); /* reading nothing, past --client-timeout */
+  size_t total = 0;
+  bool closed;
+  if (!read_to_end(fd, 65536, &total, &closed))
+    fail_msg("the reader was dropped after %zu bytes", total);
   close(fd);
   stop_big(&t, dir, path);
 }
@@ -230,7 +260,7 @@ static void test_timeouts_slow_reader_keeps_its_stream(void **state) {
   (void)state;
   char dir[] = "/tmp/turnd-slow-XXXXXX", path[128];
   struct turnd_proc t;
-  start_big(&t, true, dir, path, sizeof path);
+  start_big(&t, true, "1", dir, path, sizeof path);
   int fd = harness_connect(&t, 1024);
   assert_true(fd >= 0);
   post_turn(fd, &t, "big");
@@ -309,6 +339,7 @@ int main(void) {
       cmocka_unit_test(test_timeouts_quiet_stream_stays),
       cmocka_unit_test(test_timeouts_stuck_reader_is_dropped),
       cmocka_unit_test(test_timeouts_slow_reader_keeps_its_stream),
+      cmocka_unit_test(test_timeouts_reader_has_its_own_limit),
       cmocka_unit_test(test_timeouts_trickled_request_is_closed),
   };
   return cmocka_run_group_tests(tests, NULL, harness_kill_all);
