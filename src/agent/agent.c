@@ -459,13 +459,17 @@ static bool needs_step_up(const struct agent *a, const char *effect) {
 }
 
 /* The guard event of c's step-up that is due: the ask, or how a try went. */
-static void step_up_event(struct agent_call *c, struct agent_action *out) {
+static void step_up_event(const struct agent *a, struct agent_call *c,
+                          struct agent_action *out) {
   emit(out, TURN_EV_GUARD);
   out->ev.guard.request = str_of(c->request);
   if (!c->step_up_told) {
     c->step_up_told = true;
     out->ev.guard.action = str_of("step_up");
-    out->ev.guard.message = str_of("Approving this needs your PIN.");
+    out->ev.guard.message =
+        a->guard->pin_set ? str_of("Approving this needs your PIN.")
+                          : str_of("Approving this needs your PIN. None is set yet: set "
+                                   "one with `turnd set-pin`, then approve with it.");
     return;
   }
   bool passed = c->step_up_news == CALL_STEP_UP_NEWS_PASSED;
@@ -1151,7 +1155,7 @@ static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *o
   case AGENT_S_APPROVAL: {
     struct agent_call *c = &a->calls[a->tool];
     if ((c->step_up && !c->step_up_told) || c->step_up_news != CALL_STEP_UP_NEWS_NONE) {
-      step_up_event(c, out);
+      step_up_event(a, c, out);
       return;
     }
     if (!c->decided && now_ms < a->deadline_ms) {

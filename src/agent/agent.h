@@ -92,6 +92,7 @@ struct agent_guard {
   bool locked;                        /* tier-2 calls do not run, nobody is asked */
   const char *const *step_up_effects; /* approving a call with one of these */
   size_t n_step_up_effects;           /* effects needs a step-up */
+  bool pin_set; /* a PIN exists; else the step-up's ask says how to set one */
 };
 
 /* What bounds a turn. */

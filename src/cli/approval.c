@@ -33,7 +33,8 @@ static void explain_waiting(void) {
 }
 
 /* Posts a decision without a PIN. Returns the status; code gets turnd's error
- * code ("" for none). Anything but a step-up request is reported here. */
+ * code ("" for none). Anything but a step-up request (or turnd having no PIN to
+ * ask for, see no_pin_yet) is reported here. */
 static long post_decision(const struct http_server *s, const char *path, const char *body,
                           char *code, size_t cap) {
   struct http_answer a;
@@ -41,7 +42,8 @@ static long post_decision(const struct http_server *s, const char *path, const c
   long status = http_call(s, "POST", path, body, &a);
   http_error_part(&a, "code", code, cap);
   bool ok = status >= 200 && status < 300;
-  if (!ok && !(status == 403 && strcmp(code, "step_up_required") == 0)) {
+  if (!ok && !(status == 403 && strcmp(code, "step_up_required") == 0) &&
+      !(status == 409 && strcmp(code, "pin_not_set") == 0)) {
     http_report_answer(s, "the answer", &a);
     if (status == 423) explain_waiting();
   }
@@ -91,6 +93,35 @@ static bool read_yes(void) {
   return yes;
 }
 
+/* Asks a y/n question on stderr and reads its answer; false after ^C too, which
+ * is no answer (the turn is being cancelled). */
+static bool ask_yes(const char *question) {
+  fputs(question, stderr);
+  bool yes = read_yes();
+  if (!isatty(STDIN_FILENO)) fputc('\n', stderr);
+  if (interrupt_seen()) {
+    if (isatty(STDIN_FILENO)) fputc('\n', stderr);
+    return false;
+  }
+  return yes;
+}
+
+/* The owner said yes, but turnd has no PIN yet to check: the call still waits.
+ * Setting one needs no restart, so the owner may set it now and approve with
+ * it, rather than lose the call. */
+static void no_pin_yet(const struct http_server *s, const char *path) {
+  fprintf(stderr, "turn: approving this needs the owner's PIN, and turnd has none yet:\n"
+                  "  set one where turnd runs (`turnd set-pin --data DIR`), then\n"
+                  "  answer y here to approve with it.\n");
+  bool yes = ask_yes("? approve with the PIN [y/n] ");
+  if (interrupt_seen()) return;
+  char code[64];
+  if (yes)
+    step_up(s, path);
+  else
+    post_decision(s, path, rejected, code, sizeof code);
+}
+
 void approval_answer(const struct http_server *s, const turn_event *ev) {
   const turn_input *in = &ev->approval.input;
   turn_str shown = in->truncated ? in->preview : in->json;
@@ -103,13 +134,9 @@ void approval_answer(const struct http_server *s, const turn_event *ev) {
   shown_write(stderr, ev->approval.effect);
   fputs(") with ", stderr);
   shown_write(stderr, shown);
-  fprintf(stderr, "%s [y/n] ", in->truncated ? "..." : "");
-  bool yes = read_yes();
-  if (!isatty(STDIN_FILENO)) fputc('\n', stderr);
-  if (interrupt_seen()) { /* ^C is no answer: the turn is being cancelled */
-    if (isatty(STDIN_FILENO)) fputc('\n', stderr);
-    return;
-  }
+  fputs(in->truncated ? "..." : "", stderr);
+  bool yes = ask_yes(" [y/n] ");
+  if (interrupt_seen()) return;
   char request[256], path[512];
   snprintf(request, sizeof request, "%.*s", (int)ev->approval.request.len,
            ev->approval.request.p);
@@ -121,4 +148,6 @@ void approval_answer(const struct http_server *s, const turn_event *ev) {
   long status = post_decision(s, path, yes ? approved : rejected, code, sizeof code);
   if (yes && status == 403 && strcmp(code, "step_up_required") == 0 && !interrupt_seen())
     step_up(s, path);
+  else if (yes && status == 409 && strcmp(code, "pin_not_set") == 0 && !interrupt_seen())
+    no_pin_yet(s, path);
 }

@@ -72,11 +72,12 @@ static bool keep_follower(void *ctx, int64_t device) {
   return auth_device_paired(ctx, device);
 }
 
-/* An admin command changed auth.db: take its devices, and stop the streams of
- * those that are gone. */
+/* An admin command changed auth.db: take its devices and PIN, and stop the
+ * streams of those devices that are gone. */
 static void refresh(struct turnd *d) {
   struct auth *a = &d->auth;
   if (auth_db_changed(a->db) != 1) return;
+  guard_pin_set(d); /* `turnd set-pin` may be the change */
   if (reload(a) != 0) {
     auth_db_change_missed(a->db);
     return;

@@ -61,12 +61,14 @@ int guard_start(struct turnd *d) {
   if (g->view.locked)
     fprintf(stderr, "turnd: locked, as it was when it stopped: new turns are refused "
                     "until the owner unlocks it with the PIN (`turn unlock`)\n");
-  if (g->view.n_step_up_effects > 0 && guard_pin_set(d) == 0)
+  int pin_set = guard_pin_set(d);
+  if (g->view.n_step_up_effects > 0 && pin_set == 0)
     fprintf(stderr,
             "turnd: no PIN is set: approving a call whose effect needs the step-up "
-            "(--step-up-effects %s) is refused until `turnd set-pin --data %s`\n",
+            "(--step-up-effects %s) is refused until the owner sets one with "
+            "`turnd set-pin --data %s` (no restart needed)\n",
             d->opt->step_up_effects, d->opt->data_dir);
-  if (d->opt->lock_after_s > 0 && guard_pin_set(d) != 1) {
+  if (d->opt->lock_after_s > 0 && pin_set != 1) {
     fprintf(stderr,
             "turnd: --lock-after needs a PIN to unlock with: set one with "
             "`turnd set-pin --data %s` first\n",
@@ -93,7 +95,9 @@ void guard_stop(struct turnd *d) {
 
 int guard_pin_set(struct turnd *d) {
   char hash[CREDENTIAL_PIN_HASH_CAP];
-  return auth_db_get(d->auth.db, "pin", hash, sizeof hash);
+  int set = auth_db_get(d->auth.db, "pin", hash, sizeof hash);
+  if (set >= 0) d->guard.view.pin_set = set == 1;
+  return set;
 }
 
 int guard_lock(struct turnd *d) {

@@ -59,7 +59,9 @@ int guard_start(struct turnd *d);
 void guard_abandon_check(struct turnd *d);
 void guard_stop(struct turnd *d); /* abandons the check too, if still there */
 
-/* Whether a PIN was set (`turnd set-pin`): 1, 0, or -1 when auth.db fails. */
+/* Whether a PIN was set (`turnd set-pin`): 1, 0, or -1 when auth.db fails.
+ * view.pin_set takes the answer: call it when auth.db changed (the PIN is set
+ * by another process), so the next step-up's ask says the truth. */
 int guard_pin_set(struct turnd *d);
 /* Locks. Returns 0, or -1 when auth.db fails. */
 int guard_lock(struct turnd *d);

@@ -2,8 +2,11 @@
  * the only way a tier-2 call gets through. 204 taken, 409 decided or expired
  * (also for an approval of a turn that is only in the store now: it ended, so
  * its approvals are over), 404 unknown; approving while locked is 423. Approving a call
- * whose effect needs the step-up takes the owner's PIN: 403 without it or when wrong. */
+ * whose effect needs the step-up takes the owner's PIN: 403 without it or when wrong,
+ * and 409 while no PIN exists (the call waits: the owner may set one and approve
+ * again). */
 #include "daemon.h"
+#include "guard.h"
 #include "http_body.h"
 #include "http_error.h"
 #include "routes.h"
@@ -83,7 +86,15 @@ void route_approval_decide(struct server *s, struct evhttp_request *req,
   struct run *r = run_of_request(s->d, params[0]);
   if (r != NULL && d == TURN_DECISION_APPROVED &&
       run_approval_of(r, params[0]) == AGENT_APPROVAL_STEP_UP) {
-    if (pin == NULL)
+    /* No PIN: asking for one would send the owner after something that does
+     * not exist yet. Checked first, so the answer is the same with or without
+     * a "pin", and says how to make one. */
+    int pin_set = guard_pin_set(s->d);
+    if (pin_set == 0)
+      http_error_send_variant(req, HTTP_EV_PIN_NOT_SET_APPROVE);
+    else if (pin_set < 0)
+      http_error_send(req, HTTP_E_INTERNAL);
+    else if (pin == NULL)
       http_error_send(req, HTTP_E_STEP_UP_REQUIRED);
     else
       step_up_begin(s->d, req, STEP_UP_APPROVE, params[0], json_string_value(pin),

@@ -15,6 +15,15 @@ static const struct {
 #undef HTTP_ERROR_ROW
 };
 
+static const struct {
+  enum http_error error;
+  const char *message;
+} variants[] = {
+#define HTTP_ERROR_VARIANT_ROW(name, error, msg) {HTTP_E_##error, msg},
+    HTTP_ERROR_VARIANTS(HTTP_ERROR_VARIANT_ROW)
+#undef HTTP_ERROR_VARIANT_ROW
+};
+
 static json_t *body_with(enum http_error e, const char *message) {
   return json_pack("{s:{s:s,s:s}}", "error", "code", errors[e].code, "message", message);
 }
@@ -29,6 +38,10 @@ void http_error_send(struct evhttp_request *req, enum http_error e) {
 
 void http_error_send_why(struct evhttp_request *req, enum http_error e, const char *why) {
   http_reply_json(req, errors[e].status, body_with(e, why));
+}
+
+void http_error_send_variant(struct evhttp_request *req, enum http_error_variant v) {
+  http_error_send_why(req, variants[v].error, variants[v].message);
 }
 
 void http_error_send_with(struct evhttp_request *req, enum http_error e, const char *key,

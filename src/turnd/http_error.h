@@ -13,7 +13,8 @@ struct evhttp_request;
   X(UNAUTHORIZED, 401, "unauthorized", "a paired device's token is required")           \
   X(PAIR_CODE_INVALID, 403, "pair_code_invalid",                                        \
     "the pairing code is wrong, used or expired")                                       \
-  X(STEP_UP_REQUIRED, 403, "step_up_required", "approving this needs the owner's PIN")  \
+  X(STEP_UP_REQUIRED, 403, "step_up_required",                                          \
+    "approving this needs the owner's PIN: send it in \"pin\" with the decision")       \
   X(PIN_WRONG, 403, "pin_wrong", "the PIN is wrong")                                    \
   X(NOT_LOOPBACK, 403, "not_loopback",                                                  \
     "without auth, only this machine's own programs and pages are served")              \
@@ -27,7 +28,7 @@ struct evhttp_request;
   X(DECIDED, 409, "already_decided", "the approval was already decided or has expired") \
   X(DEVICE_NAME_TAKEN, 409, "device_name_taken", "a paired device has that name")       \
   X(PIN_NOT_SET, 409, "pin_not_set",                                                    \
-    "no PIN is set (turnd set-pin): nothing could unlock")                              \
+    "no PIN is set: the owner sets one with `turnd set-pin --data DIR`")                \
   X(TOO_LARGE, 413, "body_too_large", "the request body is over the limit")             \
   X(LOCKED, 423, "locked", "the backend is locked: unlock it first")                    \
   X(TOO_MANY_ATTEMPTS, 429, "too_many_attempts", "too many wrong pairing codes: wait")  \
@@ -44,6 +45,23 @@ enum http_error {
 #undef HTTP_ERROR_ENUM
 };
 
+/* A code whose message depends on the route: the code (and so the status) is
+ * the one clients compare, the message says what to do next where it happens. */
+#define HTTP_ERROR_VARIANTS(X)                                                          \
+  X(PIN_NOT_SET_APPROVE, PIN_NOT_SET,                                                   \
+    "approving this needs the owner's PIN, and none is set: set one with `turnd "       \
+    "set-pin --data DIR` (turnd may go on running), then approve again with it in "     \
+    "\"pin\"")                                                                          \
+  X(PIN_NOT_SET_LOCK, PIN_NOT_SET,                                                      \
+    "locking needs a PIN to unlock with, and none is set: set one with `turnd set-pin " \
+    "--data DIR` first")
+
+enum http_error_variant {
+#define HTTP_ERROR_VARIANT_ENUM(name, error, msg) HTTP_EV_##name,
+  HTTP_ERROR_VARIANTS(HTTP_ERROR_VARIANT_ENUM)
+#undef HTTP_ERROR_VARIANT_ENUM
+};
+
 /* Answers req with the error's status and JSON body. The message is the table's:
  * nothing of the request is echoed back. */
 void http_error_send(struct evhttp_request *req, enum http_error e);
@@ -54,6 +72,8 @@ void http_error_send_why(struct evhttp_request *req, enum http_error e, const ch
  * which is turnd's own: never from the request). */
 void http_error_send_with(struct evhttp_request *req, enum http_error e, const char *key,
                           json_t *value);
+/* The same with the message of a variant, for its route. */
+void http_error_send_variant(struct evhttp_request *req, enum http_error_variant v);
 /* The error's status, and its JSON body as compact text (returns owned: free();
  * NULL when out of memory), for answers written without evhttp (server.c). */
 int http_error_status(enum http_error e);

@@ -40,7 +40,10 @@ void route_guard_lock(struct server *s, struct evhttp_request *req,
   (void)params;
   int pin_set = guard_pin_set(s->d);
   if (pin_set != 1) {
-    http_error_send(req, pin_set == 0 ? HTTP_E_PIN_NOT_SET : HTTP_E_INTERNAL);
+    if (pin_set == 0)
+      http_error_send_variant(req, HTTP_EV_PIN_NOT_SET_LOCK);
+    else
+      http_error_send(req, HTTP_E_INTERNAL);
     return;
   }
   if (guard_lock(s->d) != 0) {

@@ -739,6 +739,92 @@ static void test_cli_gives_the_pin_for_a_step_up(void **state) {
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
+/* The stream's ask while turnd has no PIN. */
+#define NO_PIN_ASK                                                                 \
+  "(guard) step_up: Approving this needs your PIN. None is set yet: set one with " \
+  "`turnd set-pin`, then approve with it.\n"
+
+/* Runs `turn --url URL lights` on t with a PIN set beside turnd in the middle:
+ * gives it first, waits for prompt on its stderr, sets the PIN, gives then. Its
+ * exit status, stdout and stderr go to r. */
+static void run_setting_the_pin_meanwhile(const struct turnd_proc *t, const char *first,
+                                          const char *prompt, const char *then,
+                                          struct cli_run *r) {
+  int in[2], out[2], err[2];
+  assert_int_equal(pipe(in), 0);
+  assert_int_equal(pipe(out), 0);
+  assert_int_equal(pipe(err), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dup2(in[0], STDIN_FILENO);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    close(in[0]), close(in[1]), close(out[0]), close(out[1]), close(err[0]),
+        close(err[1]);
+    execl(TURN_CLI_PATH, TURN_CLI_PATH, "--url", t->base_url, "lights", (char *)NULL);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  close(err[1]);
+  assert_int_equal(write(in[1], first, strlen(first)), (ssize_t)strlen(first));
+  static char said[8192], shown[8192];
+  size_t len = harness_read_until(err[0], said, 0, sizeof said, prompt);
+  expect_in(said, prompt);
+  set_pin(t);
+  assert_int_equal(write(in[1], then, strlen(then)), (ssize_t)strlen(then));
+  close(in[1]);
+  harness_read_until(err[0], said, len, sizeof said, NULL);
+  harness_read_until(out[0], shown, 0, sizeof shown, NULL);
+  close(out[0]);
+  close(err[0]);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  r->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r->out = strdup(shown);
+  r->out_len = strlen(shown);
+  r->err = strdup(said);
+  r->err_len = strlen(said);
+}
+
+/* Regression: with no PIN set, a yes to the lamp was asked for a PIN that did
+ * not exist, and then answered no. Now the client says turnd has none yet and
+ * how to set one, and asks again: the owner sets one beside the running turnd
+ * and approves with it. A no there is a no; a yes while there is still none
+ * ends in a no, so the turn goes on. */
+static void test_cli_approves_once_a_pin_is_set(void **state) {
+  (void)state;
+  struct turnd_proc t;
+  start_turnd(&t, lamp_script, NULL);
+  struct cli_run r;
+  run_cli(t.base_url, "lights", "y\nn\n", NULL, &r);
+  expect_output(
+      &r, 0, LAMP_HEAD NO_PIN_ASK "  lamp_set: rejected, the owner said no\n" LAMP_TAIL);
+  expect_in(r.err, "turnd has none yet");
+  expect_in(r.err, "`turnd set-pin --data DIR`");
+  expect_in(r.err, "? approve with the PIN [y/n] \n");
+  assert_null(strstr(r.err, "failed")); /* no PIN yet is no failure */
+  cli_run_free(&r);
+
+  run_cli(t.base_url, "lights", "y\ny\n2468\n", NULL, &r);
+  expect_output(
+      &r, 0, LAMP_HEAD NO_PIN_ASK "  lamp_set: rejected, the owner said no\n" LAMP_TAIL);
+  expect_in(r.err, "HTTP 409 pin_not_set: approving this needs the owner's PIN");
+  expect_in(r.err, "answering no");
+  cli_run_free(&r);
+
+  run_setting_the_pin_meanwhile(&t, "y\n", "? approve with the PIN [y/n] ", "y\n2468\n",
+                                &r);
+  expect_output(&r, 0,
+                LAMP_HEAD NO_PIN_ASK
+                "(guard) passed\n"
+                "  lamp_set: ok, desk lamp is on (simulated)\n" LAMP_TAIL);
+  expect_in(r.err, "PIN: ");
+  cli_run_free(&r);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
+}
+
 /* Five wrong PINs in a row lock turnd and stop it checking PINs for a while:
  * the approval that comes after is refused as locked (423), a no too, so the
  * call waits until it expires (soon, here); unlock is told to wait (429). The
@@ -837,6 +923,7 @@ int main(void) {
       cmocka_unit_test(test_cli_pairs_with_a_code),
       cmocka_unit_test(test_cli_pair_shows_too_many_attempts),
       cmocka_unit_test(test_cli_gives_the_pin_for_a_step_up),
+      cmocka_unit_test(test_cli_approves_once_a_pin_is_set),
       cmocka_unit_test(test_cli_shows_a_lockout),
       cmocka_unit_test(test_cli_locks_and_unlocks),
   };

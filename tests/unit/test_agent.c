@@ -1074,7 +1074,7 @@ static const char *const physical[] = {"physical"};
 static void locked_guard_refuses_tier_two_calls(void **state) {
   (void)state;
   struct toolset ts;
-  struct agent_guard guard = {true, physical, 1};
+  struct agent_guard guard = {true, physical, 1, true};
   struct rig r;
   start_with_owner_tools(&r, &ts, &guard);
   call_tool(&r, "c1", "clock", "{}");
@@ -1107,7 +1107,7 @@ static void lamp_waits_for_the_owner(struct rig *r, struct toolset *ts,
 static void step_up_comes_between_approval_and_decision(void **state) {
   (void)state;
   struct toolset ts;
-  struct agent_guard guard = {false, physical, 1};
+  struct agent_guard guard = {false, physical, 1, true};
   struct rig r;
   lamp_waits_for_the_owner(&r, &ts, &guard);
   assert_string_equal(r.guard, "step_up");
@@ -1135,7 +1135,7 @@ static void step_up_comes_between_approval_and_decision(void **state) {
 static void rejecting_needs_no_step_up(void **state) {
   (void)state;
   struct toolset ts;
-  struct agent_guard guard = {false, physical, 1};
+  struct agent_guard guard = {false, physical, 1, true};
   struct rig r;
   lamp_waits_for_the_owner(&r, &ts, &guard);
   assert_int_equal(agent_decide(&r.a, "t-1.a1", TURN_DECISION_REJECTED, r.now), 0);
