@@ -28,8 +28,9 @@ fi
 # turnd learns that a connection ended from libevent's close callback, which is
 # one per connection: conn_watch.c keeps it, and the rest of turnd sets its own
 # through conn_watch_set_closecb (one set directly would go unnoticed, and the
-# count of open connections would never come down).
-if hits=$(grep -n 'evhttp_connection_set_closecb' $(echo "$files" | grep '^src/turnd/') 2>/dev/null |
+# count of open connections would never come down). Calls only: a comment may
+# name the function.
+if hits=$(grep -n 'evhttp_connection_set_closecb(' $(echo "$files" | grep '^src/turnd/') 2>/dev/null |
   grep -v '^src/turnd/conn_watch\.c:'); then
   echo "check-source: only src/turnd/conn_watch.c sets a connection's close callback" \
     "(use conn_watch_set_closecb):" >&2
