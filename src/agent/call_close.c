@@ -3,6 +3,7 @@
  * words of each result are those a live turn's end gives (agent.c), with "may
  * have run in part" where only a guess says the call had begun. */
 #include "call_close.h"
+#include "event_lines.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,20 +118,13 @@ static int take(struct call_close *cc, const turn_event *ev) {
   }
 }
 
+static int take_line(void *ctx, const turn_event *ev) {
+  return take(ctx, ev) != 0 ? -1 : 0;
+}
+
 int call_close_feed(struct call_close *cc, turn_arena *arena, const char *lines,
                     size_t len) {
-  const char *p = lines, *end = lines + len;
-  while (p < end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
-    turn_event ev;
-    turn_arena_reset(arena);
-    int rc = turn_event_parse(&ev, arena, p, n, NULL);
-    if (rc <= TURN_E_NOMEM) return -1;
-    if (rc == TURN_OK && take(cc, &ev) != 0) return -1;
-    p += n + 1;
-  }
-  return 0;
+  return event_lines_each(arena, lines, len, take_line, cc);
 }
 
 static const turn_approval approval_of_decision[] = {

@@ -5,6 +5,7 @@
  * the messages come out with the same boundaries: a reply, the results of its
  * calls, the next reply. */
 #include "convo.h"
+#include "event_lines.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,24 +126,27 @@ static int feed(struct convo *c, const turn_event *ev, uint64_t at_ms) {
   }
 }
 
+/* One rebuild's walk: where the events go, and where the messages. */
+struct recover_walk {
+  struct convo *c;
+  uint64_t at_ms;
+  convo_message_cb *cb;
+  void *ctx;
+};
+
+static int recover_event(void *arg, const turn_event *ev) {
+  struct recover_walk *w = arg;
+  if (feed(w->c, ev, w->at_ms) != 0 || w->c->lost) return -1;
+  struct convo_message m;
+  while (convo_take(w->c, &m))
+    if (w->cb(w->ctx, &m) != 0) return -1;
+  return 0;
+}
+
 int convo_recover(struct convo *c, turn_arena *arena, const char *lines, size_t len,
                   uint64_t at_ms, convo_message_cb *cb, void *ctx) {
-  const char *p = lines, *end = lines + len;
-  while (p < end) {
-    const char *nl = memchr(p, '\n', (size_t)(end - p));
-    size_t n = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
-    turn_event ev;
-    turn_arena_reset(arena);
-    int rc = turn_event_parse(&ev, arena, p, n, NULL);
-    if (rc <= TURN_E_NOMEM) return -1;
-    if (rc == TURN_OK && feed(c, &ev, at_ms) != 0) return -1;
-    if (c->lost) return -1;
-    struct convo_message m;
-    while (convo_take(c, &m))
-      if (cb(ctx, &m) != 0) return -1;
-    p += n + 1;
-  }
-  return 0;
+  struct recover_walk w = {c, at_ms, cb, ctx};
+  return event_lines_each(arena, lines, len, recover_event, &w);
 }
 
 void convo_recover_finish(struct convo *c, uint64_t at_ms, bool reply_kept) {
