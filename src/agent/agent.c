@@ -188,6 +188,15 @@ bool agent_take_message(struct agent *a, struct convo_message *out) {
   return convo_take(&a->convo, out);
 }
 
+turn_str agent_message_front(const struct agent *a, uint64_t *part) {
+  *part = a->convo.parts;
+  return convo_front(&a->convo);
+}
+
+void agent_message_front_taken(struct agent *a) {
+  convo_front_taken(&a->convo);
+}
+
 /* The call that waits for approval request at now_ms, or NULL. */
 static struct agent_call *waiting_call(const struct agent *a, const char *request,
                                        uint64_t now_ms) {

@@ -228,6 +228,11 @@ void agent_idle(struct agent *a);
 /* A message of the conversation that is complete (see convo.h): call after every
  * agent_next until it returns false. The caller frees out->json. */
 bool agent_take_message(struct agent *a, struct convo_message *out);
+/* The front of the message being built that no later piece changes (see
+ * convo_front), and into *part its number among the pieces of that message's
+ * front; agent_message_front_taken once it is stored. */
+turn_str agent_message_front(const struct agent *a, uint64_t *part);
+void agent_message_front_taken(struct agent *a);
 /* The owner's answer to approval request at now_ms. Returns 0, or -1 for a
  * request this turn does not wait for (any more: a decision at or past the
  * deadline is refused, and the timeout stands) and for an approval that needs a

@@ -136,13 +136,13 @@ static void close_block(struct convo *c) {
   c->block_begun = false;
 }
 
-static void enqueue(struct convo *c, char *json, uint64_t at_ms) {
+static void enqueue(struct convo *c, char *json, uint64_t at_ms, uint64_t parts) {
   if (json == NULL || c->n_queued == CONVO_QUEUE) {
     free(json);
     c->lost = true;
     return;
   }
-  c->queue[c->n_queued++] = (struct convo_message){json, at_ms};
+  c->queue[c->n_queued++] = (struct convo_message){json, at_ms, parts};
 }
 
 void convo_finish(struct convo *c) {
@@ -154,10 +154,11 @@ void convo_finish(struct convo *c) {
     char *json = c->msg.data;
     c->msg.data = NULL;
     c->msg.len = c->msg.alloc = 0;
-    enqueue(c, json, c->open_at_ms);
+    enqueue(c, json, c->open_at_ms, c->parts);
   }
   turn_buf_reset(&c->msg);
   c->open = CONVO_NONE;
+  c->parts = 0;
 }
 
 /* Makes sure a message of kind `want` is open. Returns false when out of memory. */
@@ -179,7 +180,7 @@ void convo_user_text(struct convo *c, const char *text, uint64_t now_ms) {
                           "text", "text", text);
   char *json = msg != NULL ? json_dumps(msg, JSON_COMPACT) : NULL;
   json_decref(msg);
-  enqueue(c, json, now_ms);
+  enqueue(c, json, now_ms, 0);
 }
 
 static void grow_block(struct convo *c, enum convo_block kind, turn_str delta,
@@ -257,4 +258,19 @@ bool convo_take(struct convo *c, struct convo_message *out) {
   memmove(c->queue, c->queue + 1, (c->n_queued - 1) * sizeof c->queue[0]);
   c->n_queued--;
   return true;
+}
+
+turn_str convo_front(const struct convo *c) {
+  /* Before its first block a message may yet be dropped (a reply that said
+   * nothing); a growing text block's closing quote moves with each delta. */
+  if (c->open == CONVO_NONE || c->n_blocks == 0) return (turn_str){NULL, 0};
+  return (turn_str){c->msg.data, c->msg.len - (c->block_begun ? 1 : 0)};
+}
+
+void convo_front_taken(struct convo *c) {
+  turn_str front = convo_front(c);
+  if (front.len == 0) return;
+  memmove(c->msg.data, c->msg.data + front.len, c->msg.len - front.len);
+  c->msg.len -= front.len;
+  c->parts++;
 }

@@ -23,8 +23,10 @@
        after every agent step, and one step finishes at most two */
 
 struct convo_message {
-  char *json;     /* compact JSON, owned by whoever took it (free()) */
+  char *json;     /* compact JSON, owned by whoever took it (free()); with parts,
+                     the rest of it after them */
   uint64_t at_ms; /* when its first piece came */
+  uint64_t parts; /* the pieces of its front taken before (convo_front_taken) */
 };
 
 enum convo_open { CONVO_NONE, CONVO_ASSISTANT, CONVO_RESULTS };
@@ -36,6 +38,7 @@ struct convo {
                              the closing "]}"; a growing text block's string is
                              closed after each delta (and its object is not) */
   size_t n_blocks;        /* blocks in msg */
+  uint64_t parts;         /* pieces of its front taken before (msg holds the rest) */
   uint64_t open_at_ms;    /* when its first piece came */
   enum convo_block block; /* the text block still growing, if any */
   bool block_begun;       /* ... and it has text, so it is in msg */
@@ -77,6 +80,13 @@ void convo_finish(struct convo *c);
 /* Takes the oldest finished message into *out (the caller frees out->json).
  * Returns false when none waits. */
 bool convo_take(struct convo *c, struct convo_message *out);
+
+/* The front of the open message's JSON that no later piece changes (empty when
+ * there is none), borrowed until the next call: a shell hands a long reply on
+ * piece by piece as it grows, instead of holding it and then storing it whole. */
+turn_str convo_front(const struct convo *c);
+/* The front was taken: it leaves the message, whose `parts` counts it. */
+void convo_front_taken(struct convo *c);
 
 /* Takes a finished message: m->json is the callback's, to free, whatever it
  * returns. Non-zero stops the feed. */

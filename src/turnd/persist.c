@@ -11,9 +11,15 @@
 #include "store.h"
 
 #include <event2/event.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* A message's front goes to the store in parts of at least this size: a few
+ * per megabytes of reply, and at most this much of a reply held in memory
+ * besides its events. */
+#define MESSAGE_PART_BYTES (1u << 20)
 
 /* Hands what was queued to the store (now: to be committed without delay).
  * Once the journal has it, the runs whose events went with it show them. */
@@ -194,14 +200,28 @@ void persist_session(struct turnd *d, const struct session *s) {
 
 void persist_message(struct run *r, struct convo_message *m) {
   struct session *s = r->session;
-  if (store_message_add(r->d->store, s->id, s->message_count, r->id, m->at_ms, m->json) ==
-      0) {
+  if (store_message_add(r->d->store, s->id, s->message_count, r->id, m->at_ms, m->json,
+                        m->parts) == 0) {
     s->message_count++;
     if (m->at_ms > s->updated_ms) s->updated_ms = m->at_ms;
     persist_session(r->d, s);
   }
   free(m->json);
   m->json = NULL;
+}
+
+void persist_message_front(struct run *r) {
+  uint64_t part;
+  turn_str front = agent_message_front(&r->agent, &part);
+  if (front.len < MESSAGE_PART_BYTES) return;
+  /* The message will be the session's next: the finished ones before it were
+   * taken. A part the queue cannot take stays in the message, for the next try. */
+  struct session *s = r->session;
+  if (store_message_part(r->d->store, s->id, s->message_count, part, front.p,
+                         front.len) == 0) {
+    agent_message_front_taken(&r->agent);
+    persist_soon(r->d);
+  }
 }
 
 /* ------------------------------------------------------------- start-up */
@@ -274,8 +294,9 @@ static int store_recovered(struct turnd *d, const char *turn, struct session *s,
   while (err == 0 && convo_take(&rc->convo, &m))
     err = recovered(rc, &m);
   for (size_t i = 0; i < rc->n_found; i++) {
-    if (err == 0 && store_message_add(d->store, s->id, s->message_count, turn,
-                                      rc->found[i].at_ms, rc->found[i].json) == 0) {
+    if (err == 0 &&
+        store_message_add(d->store, s->id, s->message_count, turn, rc->found[i].at_ms,
+                          rc->found[i].json, rc->found[i].parts) == 0) {
       s->message_count++;
       if (rc->found[i].at_ms > s->updated_ms) s->updated_ms = rc->found[i].at_ms;
     }

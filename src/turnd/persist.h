@@ -41,6 +41,11 @@ void persist_turn_started(struct run *r);
 /* A message of r's conversation: it is numbered in r's session, which it
  * updates. Takes m->json. */
 void persist_message(struct run *r, struct convo_message *m);
+/* The front of the message r's agent is building, once it is long: a long
+ * reply goes to the store as it grows, so that it is never held whole nor
+ * handed over in one piece (which for tens of megabytes held the loop up for
+ * a large part of a second). Call after the messages are taken. */
+void persist_message_front(struct run *r);
 /* The session row as it is now (new, or its title, time or count changed). */
 void persist_session(struct turnd *d, const struct session *s);
 

@@ -681,6 +681,7 @@ static void pump(struct run *r) {
     struct convo_message m;
     while (agent_take_message(&r->agent, &m))
       persist_message(r, &m);
+    persist_message_front(r);
     switch (act.kind) {
     case AGENT_EMIT:
       run_append(r, &act.ev);

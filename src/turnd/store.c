@@ -42,6 +42,13 @@ static const char *const migrations[] = {
      * the journal's later frames, and only those, are carried out again. */
     "CREATE TABLE journal (gen INTEGER NOT NULL);"
     "INSERT INTO journal (gen) VALUES (0);",
+    /* 2 -> 3: a long message is stored in parts as it grows (its front, in
+     * message_parts), and its row, written when it is complete, holds the rest
+     * and the number of parts before it. */
+    "ALTER TABLE messages ADD COLUMN parts INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE message_parts ("
+    "  session TEXT NOT NULL, n INTEGER NOT NULL, part INTEGER NOT NULL,"
+    "  body BLOB NOT NULL, UNIQUE (session, n, part));",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -70,8 +77,12 @@ static const char *const stmt_sql[ST_COUNT] = {
 
 /* The reads of a session's conversation and history, on a reader's connection
  * (store_reader_*): the loop makes neither. */
-static const char messages_sql[] = "SELECT n, turn, at_ms, body FROM messages"
+static const char messages_sql[] = "SELECT n, turn, at_ms, body, parts FROM messages"
                                    " WHERE session = ?1 ORDER BY n";
+/* The front of a message stored in parts, in order. */
+static const char message_parts_sql[] = "SELECT body FROM message_parts"
+                                        " WHERE session = ?1 AND n = ?2 AND part < ?3"
+                                        " ORDER BY part";
 static const char session_events_sql[] =
     "SELECT e.turn, e.first_seq, e.n, e.at_ms, e.lines"
     " FROM turns t JOIN events e ON e.turn = t.id WHERE t.session = ?1"
@@ -297,8 +308,14 @@ int store_session_put(struct store *st, const char *id, const char *title,
 }
 
 int store_message_add(struct store *st, const char *session, uint64_t n, const char *turn,
-                      uint64_t at_ms, const char *json) {
-  return queue(st, WRITE_MESSAGE_ADD, session, turn, json, n, at_ms, 0, NULL, 0, NULL);
+                      uint64_t at_ms, const char *json, uint64_t parts) {
+  return queue(st, WRITE_MESSAGE_ADD, session, turn, json, n, at_ms, parts, NULL, 0,
+               NULL);
+}
+
+int store_message_part(struct store *st, const char *session, uint64_t n, uint64_t part,
+                       const char *bytes, size_t len) {
+  return queue(st, WRITE_MESSAGE_PART, session, NULL, NULL, n, part, 0, bytes, len, NULL);
 }
 
 int store_turn_add(struct store *st, const char *turn, const char *session,
@@ -372,18 +389,78 @@ int store_sessions_each(struct store *st, store_session_cb *cb, void *ctx) {
 struct message_walk {
   store_message_cb *cb;
   void *ctx;
+  sqlite3_stmt *parts; /* message_parts_sql, on the same connection */
+  const char *session;
 };
+
+/* A message stored in parts: its parts, then the rest its row holds, joined
+ * into *out (malloc'd, NUL-ended). Returns 0; 1 when a part is missing (its
+ * write was refused, as a message's can be: the message is skipped); -1 on a
+ * database error or out of memory. */
+static int join_parts(struct message_walk *w, uint64_t n, uint64_t parts,
+                      const char *rest, char **out) {
+  sqlite3_stmt *s = w->parts;
+  bind_text(s, 1, w->session);
+  bind_u64(s, 2, n);
+  bind_u64(s, 3, parts);
+  char *joined = NULL;
+  size_t len = 0, cap = 0;
+  uint64_t found = 0;
+  int rc, out_rc = 0;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    const void *body = sqlite3_column_blob(s, 0);
+    size_t blen = (size_t)sqlite3_column_bytes(s, 0);
+    if (len + blen + 1 > cap) {
+      size_t want = cap > 0 ? cap : 1u << 20;
+      while (want < len + blen + 1)
+        want *= 2;
+      char *grown = realloc(joined, want);
+      if (grown == NULL) {
+        out_rc = -1;
+        break;
+      }
+      joined = grown;
+      cap = want;
+    }
+    if (blen > 0) memcpy(joined + len, body, blen);
+    len += blen;
+    found++;
+  }
+  if (out_rc == 0 && rc != SQLITE_DONE) {
+    say(sqlite3_db_handle(s), "read");
+    out_rc = -1;
+  }
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  size_t rest_len = strlen(rest);
+  if (out_rc == 0 && found != parts) {
+    fprintf(stderr, "turnd: store: a message stored in parts lacks one; it is skipped\n");
+    out_rc = 1;
+  }
+  if (out_rc == 0) {
+    char *whole = realloc(joined, len + rest_len + 1);
+    if (whole == NULL) {
+      out_rc = -1;
+    } else {
+      memcpy(whole + len, rest, rest_len + 1);
+      *out = whole;
+      return 0;
+    }
+  }
+  free(joined);
+  return out_rc;
+}
 
 static int message_row(sqlite3_stmt *s, void *arg) {
   struct message_walk *w = arg;
-  return w->cb(w->ctx, col_u64(s, 0), col_text(s, 1), col_u64(s, 2), col_text(s, 3));
-}
-
-static int messages_each(sqlite3_stmt *s, const char *session, store_message_cb *cb,
-                         void *ctx) {
-  struct message_walk w = {cb, ctx};
-  bind_text(s, 1, session);
-  return walk(s, message_row, &w);
+  uint64_t n = col_u64(s, 0), parts = col_u64(s, 4);
+  if (parts == 0) return w->cb(w->ctx, n, col_text(s, 1), col_u64(s, 2), col_text(s, 3));
+  char *whole = NULL;
+  int rc = join_parts(w, n, parts, col_text(s, 3), &whole);
+  if (rc != 0) return rc > 0 ? 0 : -1;
+  rc = w->cb(w->ctx, n, col_text(s, 1), col_u64(s, 2), whole);
+  free(whole);
+  return rc;
 }
 
 struct chunk_walk {
@@ -492,8 +569,15 @@ int store_unended_each(struct store *st, store_unended_cb *cb, void *ctx) {
 
 struct store_reader {
   sqlite3 *db;
-  sqlite3_stmt *messages, *session_events;
+  sqlite3_stmt *messages, *message_parts, *session_events;
 };
+
+static int messages_each(struct store_reader *r, const char *session,
+                         store_message_cb *cb, void *ctx) {
+  struct message_walk w = {cb, ctx, r->message_parts, session};
+  bind_text(r->messages, 1, session);
+  return walk(r->messages, message_row, &w);
+}
 
 struct store_reader *store_reader_open(const struct store *st) {
   struct store_reader *r = calloc(1, sizeof *r);
@@ -506,6 +590,8 @@ struct store_reader *store_reader_open(const struct store *st) {
       sqlite3_busy_timeout(r->db, 2000) != SQLITE_OK ||
       sqlite3_prepare_v3(r->db, messages_sql, -1, SQLITE_PREPARE_PERSISTENT, &r->messages,
                          NULL) != SQLITE_OK ||
+      sqlite3_prepare_v3(r->db, message_parts_sql, -1, SQLITE_PREPARE_PERSISTENT,
+                         &r->message_parts, NULL) != SQLITE_OK ||
       sqlite3_prepare_v3(r->db, session_events_sql, -1, SQLITE_PREPARE_PERSISTENT,
                          &r->session_events, NULL) != SQLITE_OK) {
     if (r->db != NULL) say(r->db, "open a reader");
@@ -518,6 +604,7 @@ struct store_reader *store_reader_open(const struct store *st) {
 void store_reader_close(struct store_reader *r) {
   if (r == NULL) return;
   sqlite3_finalize(r->messages);
+  sqlite3_finalize(r->message_parts);
   sqlite3_finalize(r->session_events);
   sqlite3_close(r->db);
   free(r);
@@ -525,7 +612,7 @@ void store_reader_close(struct store_reader *r) {
 
 int store_reader_messages_each(struct store_reader *r, const char *session,
                                store_message_cb *cb, void *ctx) {
-  return messages_each(r->messages, session, cb, ctx);
+  return messages_each(r, session, cb, ctx);
 }
 
 int store_reader_history_each(struct store_reader *r, const char *session,
@@ -538,7 +625,7 @@ int store_reader_history_each(struct store_reader *r, const char *session,
     return -1;
   }
   int rc = session_events_each(r->session_events, session, chunk_cb, ctx);
-  if (rc == 0) rc = messages_each(r->messages, session, message_cb, ctx);
+  if (rc == 0) rc = messages_each(r, session, message_cb, ctx);
   sqlite3_exec(r->db, "COMMIT", NULL, NULL, NULL); /* a read: nothing to lose */
   return rc;
 }

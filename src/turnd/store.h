@@ -36,8 +36,16 @@ void store_close(struct store *st);
  * data) and skipped. */
 int store_session_put(struct store *st, const char *id, const char *title,
                       uint64_t created_ms, uint64_t updated_ms, uint64_t message_count);
+/* Message n of the session; parts: how many parts of its front were stored
+ * before it (store_message_part), json being the rest. */
 int store_message_add(struct store *st, const char *session, uint64_t n, const char *turn,
-                      uint64_t at_ms, const char *json);
+                      uint64_t at_ms, const char *json, uint64_t parts);
+/* Part number `part` (from 0) of message n's front, bytes[0..len): a long
+ * message goes to the store as it grows, never in one piece. The parts of a
+ * message whose row never came (its turn was cut off) are dropped at the next
+ * start, and the reads join a message's parts and its row into one text. */
+int store_message_part(struct store *st, const char *session, uint64_t n, uint64_t part,
+                       const char *bytes, size_t len);
 int store_turn_add(struct store *st, const char *turn, const char *session,
                    uint64_t started_ms);
 /* lines[0..len): events first_seq .. first_seq + n - 1, each with its "\n".

@@ -16,19 +16,24 @@ static const char *const write_sql[WRITE__COUNT] = {
                           " updated_ms, message_count) VALUES (?1, ?2, 'web', ?4, ?5, ?6)"
                           " ON CONFLICT (id) DO UPDATE SET title = ?2, updated_ms = ?5,"
                           " message_count = ?6",
-    [WRITE_MESSAGE_ADD] = "INSERT INTO messages (session, n, turn, at_ms, body)"
-                          " VALUES (?1, ?4, ?2, ?5, ?3)",
+    [WRITE_MESSAGE_ADD] = "INSERT INTO messages (session, n, turn, at_ms, body, parts)"
+                          " VALUES (?1, ?4, ?2, ?5, ?3, ?6)",
     [WRITE_TURN_ADD] = "INSERT INTO turns (id, session, started_ms) VALUES (?1, ?2, ?4)",
     [WRITE_EVENTS_ADD] = "INSERT INTO events (turn, first_seq, n, at_ms, lines)"
                          " VALUES (?1, ?4, ?5, ?6, ?7)",
     [WRITE_TURN_ENDED] = "UPDATE turns SET ended = 1 WHERE id = ?1",
+    /* OR REPLACE: a turn that gave up on the store mid-message leaves parts
+     * where the session's next message is numbered; they are replaced, or lie
+     * past that message's count and are never read. */
+    [WRITE_MESSAGE_PART] = "INSERT OR REPLACE INTO message_parts (session, n, part, body)"
+                           " VALUES (?1, ?4, ?5, ?7)",
 };
 /* Every statement binds the strings as ?1..?3, the numbers as ?4..?6 and the
  * blob as ?7: one binding routine serves them all. */
 static const char *const write_what[WRITE__COUNT] = {
     [WRITE_SESSION_PUT] = "session", [WRITE_MESSAGE_ADD] = "message",
     [WRITE_TURN_ADD] = "turn",       [WRITE_EVENTS_ADD] = "events",
-    [WRITE_TURN_ENDED] = "turn end",
+    [WRITE_TURN_ENDED] = "turn end", [WRITE_MESSAGE_PART] = "message part",
 };
 
 /* How long hand-overs gather before the writer commits them, when the journal
@@ -423,6 +428,16 @@ static int recover(struct writer *w, const char *dir, char *err, size_t cap) {
     rc = -1;
   }
   write_list_free(&rp.all);
+  /* The parts of messages that were never completed (their turns were cut
+   * off: the turns' events are what is rebuilt from) or that a later message
+   * replaced. */
+  if (rc == 0 &&
+      exec(w->db, "DELETE FROM message_parts WHERE NOT EXISTS (SELECT 1"
+                  " FROM messages m WHERE m.session = message_parts.session"
+                  " AND m.n = message_parts.n AND message_parts.part < m.parts)") != 0) {
+    snprintf(err, cap, "cannot drop unfinished messages: %s", sqlite3_errmsg(w->db));
+    rc = -1;
+  }
   if (rc != 0) return -1;
   w->handed_gen = w->done_gen = rp.gen;
   return journal_open(&w->journal, dir, err, cap);

@@ -36,6 +36,7 @@ enum write_kind {
   WRITE_TURN_ADD,
   WRITE_EVENTS_ADD,
   WRITE_TURN_ENDED,
+  WRITE_MESSAGE_PART,
   WRITE__COUNT
 };
 
@@ -48,7 +49,8 @@ struct write {
   uint64_t num[3];  /* the numbers, in the order the statement binds them */
   const char *s[3]; /* the strings (in text[]); NULL past the kind's count */
   size_t slen[3];   /* their lengths, without the NUL (0 for NULL) */
-  const void *blob; /* WRITE_EVENTS_ADD: the lines (in text[]) */
+  const void *blob; /* the lines of WRITE_EVENTS_ADD, the bytes of WRITE_MESSAGE_PART
+                       (in text[]) */
   size_t blob_len;
   char text[];
 };

@@ -168,6 +168,10 @@ int harness_start(struct turnd_proc *t, const char *const *extra) {
   const char *pair[] = {"pair", "--data", t->data_dir, "--name", "test", NULL};
   if (harness_run_line(pair, NULL, t->token, sizeof t->token) != 0) return -1;
   snprintf(t->auth_header, sizeof t->auth_header, "Authorization: Bearer %s", t->token);
+  return harness_restart(t, extra);
+}
+
+int harness_restart(struct turnd_proc *t, const char *const *extra) {
   const char *argv[32] = {TURND_PATH, "--listen", "127.0.0.1:0", "--data", t->data_dir};
   size_t n = 5;
   for (size_t i = 0; extra != NULL && extra[i] != NULL && n < 31; i++)

@@ -22,6 +22,10 @@ struct turnd_proc {
  * http_do_body send its token to this turnd's port unless told otherwise.
  * Returns 0, or -1 if it exited or printed something else. */
 int harness_start(struct turnd_proc *t, const char *const *extra);
+/* Starts turnd again on t's data folder, after harness_halt, with extra args:
+ * what it stored is there, and the device paired first still gets in. Returns
+ * as harness_start does. */
+int harness_restart(struct turnd_proc *t, const char *const *extra);
 /* Sends sig (0: none) and waits: returns the exit status (128 + signal if killed
  * by one). */
 int harness_stop(struct turnd_proc *t, int sig);

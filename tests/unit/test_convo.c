@@ -42,7 +42,7 @@ static void expect_message(struct convo *c, const char *expected, uint64_t at_ms
 }
 
 static void expect_no_message(struct convo *c) {
-  struct convo_message m = {NULL, 0};
+  struct convo_message m = {NULL, 0, 0};
   bool took = convo_take(c, &m);
   if (took) free(m.json);
   assert_false(took);
@@ -862,6 +862,68 @@ static void test_convo_recover_takes_long_call_ids(void **state) {
   turn_arena_fini(&arena);
 }
 
+/* A shell takes the front of a long reply as it grows (convo_front) and stores
+ * it in parts; the parts and the finished message's rest must add up to the
+ * message a convo that gave no part builds, whatever piece came between two
+ * takes: a delta cut inside a character, a signature, a call. */
+static void take_front(struct convo *c, turn_buf *joined) {
+  turn_str front = convo_front(c);
+  if (front.len == 0) return;
+  assert_int_equal(turn_buf_append(joined, front.p, front.len), TURN_OK);
+  convo_front_taken(c);
+}
+
+static void test_convo_front_taken_piece_by_piece_adds_up_to_the_message(void **state) {
+  struct convo *c = *state;
+  turn_buf joined;
+  turn_buf_init(&joined, SIZE_MAX, NULL);
+  /* Nothing is settled before the first block: a reply that says nothing is
+   * dropped whole. */
+  convo_text(c, s(""), T0);
+  assert_int_equal(convo_front(c).len, 0);
+  convo_thinking(c, s("hm \"\\"), T0);
+  take_front(c, &joined);
+  convo_signature(c, s("SIG"));
+  take_front(c, &joined);
+  convo_text(c, s("caf\xc3"), T0 + 1);
+  take_front(c, &joined);
+  convo_text(c, s("\xa9 \xf0\x9d"), T0 + 2);
+  take_front(c, &joined);
+  convo_text(c, s("\x84\x9e\n"), T0 + 3);
+  take_front(c, &joined);
+  convo_tool_use(c, "u1", "clock", "{\"tz\":\"UTC\"}", T0 + 4);
+  take_front(c, &joined);
+  convo_text(c, s("after"), T0 + 5);
+  take_front(c, &joined);
+  /* The growing block's closing quote is not settled: the next delta lands on it. */
+  turn_str front = convo_front(c);
+  assert_int_equal(front.len, 0);
+  uint64_t parts = c->parts;
+  assert_true(parts >= 6);
+  convo_finish(c);
+  struct convo_message m;
+  assert_true(convo_take(c, &m));
+  assert_int_equal(m.parts, parts);
+  assert_int_equal(m.at_ms, T0);
+  assert_int_equal(turn_buf_append(&joined, m.json, strlen(m.json) + 1), TURN_OK);
+  free(m.json);
+  assert_string_equal(joined.data,
+                      "{\"role\":\"assistant\",\"content\":["
+                      "{\"type\":\"thinking\",\"thinking\":\"hm \\\"\\\\\","
+                      "\"signature\":\"SIG\"},"
+                      "{\"type\":\"text\",\"text\":\"caf\xc3\xa9 \xf0\x9d\x84\x9e\\n\"},"
+                      "{\"type\":\"tool_use\",\"id\":\"u1\",\"name\":\"clock\","
+                      "\"input\":{\"tz\":\"UTC\"}},"
+                      "{\"type\":\"text\",\"text\":\"after\"}]}");
+  turn_buf_fini(&joined);
+  /* The next message starts its own count. */
+  convo_text(c, s("next"), T0 + 6);
+  convo_finish(c);
+  assert_true(convo_take(c, &m));
+  assert_int_equal(m.parts, 0);
+  free(m.json);
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void) {
@@ -881,6 +943,7 @@ int main(void) {
       TEST(test_convo_take_is_oldest_first_then_empty),
       TEST(test_convo_queue_full_marks_lost_and_keeps_the_rest),
       TEST(test_convo_fini_frees_open_and_queued),
+      TEST(test_convo_front_taken_piece_by_piece_adds_up_to_the_message),
       TEST(test_convo_recover_rebuilds_replies_and_results_from_events),
       TEST(test_convo_recover_partial_calls_errors_and_bad_lines),
       TEST(test_convo_recover_a_new_call_ends_the_results),

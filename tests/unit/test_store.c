@@ -15,10 +15,11 @@
 
 #include "turnd/store.h"
 
+#include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -221,16 +222,16 @@ static int collect_chunk(void *ctx, const char *turn, uint64_t first_seq, uint64
  * history gives the session's chunks, then its messages. */
 static void a_reader_sees_committed_messages(void **state) {
   struct fixture *fx = *state;
-  assert_int_equal(store_message_add(fx->st, "s-1", 0, "t-1", 1, "{\"a\":1}"), 0);
-  assert_int_equal(store_message_add(fx->st, "s-2", 0, "t-2", 1, "{\"other\":1}"), 0);
-  assert_int_equal(store_message_add(fx->st, "s-1", 1, "t-1", 2, "{\"b\":2}"), 0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 0, "t-1", 1, "{\"a\":1}", 0), 0);
+  assert_int_equal(store_message_add(fx->st, "s-2", 0, "t-2", 1, "{\"other\":1}", 0), 0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 1, "t-1", 2, "{\"b\":2}", 0), 0);
   store_sync(fx->st);
   struct store_reader *r = store_reader_open(fx->st);
   assert_non_null(r);
   char seen[256] = "";
   assert_int_equal(store_reader_messages_each(r, "s-1", collect_message, seen), 0);
   assert_string_equal(seen, "0:{\"a\":1};1:{\"b\":2};");
-  assert_int_equal(store_message_add(fx->st, "s-1", 2, "t-3", 3, "{\"c\":3}"), 0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 2, "t-3", 3, "{\"c\":3}", 0), 0);
   store_sync(fx->st);
   seen[0] = '\0';
   assert_int_equal(store_reader_messages_each(r, "s-1", collect_message, seen), 0);
@@ -270,13 +271,13 @@ static void unended_turns_know_whether_their_messages_are_last(void **state) {
   static const char line[] = "{\"v\":1}\n";
   assert_int_equal(store_events_add(fx->st, "t-1", 0, 1, 1, line, sizeof line - 1, NULL),
                    0);
-  assert_int_equal(store_message_add(fx->st, "s-1", 0, "t-1", 1, "{\"u\":1}"), 0);
-  assert_int_equal(store_message_add(fx->st, "s-1", 1, "t-1", 2, "{\"a\":1}"), 0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 0, "t-1", 1, "{\"u\":1}", 0), 0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 1, "t-1", 2, "{\"a\":1}", 0), 0);
   assert_int_equal(store_turn_add(fx->st, "t-2", "s-1", 3), 0);
-  assert_int_equal(store_message_add(fx->st, "s-1", 2, "t-2", 3, "{\"u\":2}"), 0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 2, "t-2", 3, "{\"u\":2}", 0), 0);
   assert_int_equal(store_turn_ended(fx->st, "t-2"), 0);
   assert_int_equal(store_turn_add(fx->st, "t-3", "s-2", 4), 0);
-  assert_int_equal(store_message_add(fx->st, "s-2", 0, "t-3", 4, "{\"u\":3}"), 0);
+  assert_int_equal(store_message_add(fx->st, "s-2", 0, "t-3", 4, "{\"u\":3}", 0), 0);
   assert_int_equal(store_turn_add(fx->st, "t-4", "s-2", 5), 0); /* refused as busy */
   assert_int_equal(store_turn_ended(fx->st, "t-4"), 0);
   assert_int_equal(store_turn_add(fx->st, "t-5", "s-1", 6), 0); /* ended, stored none */
@@ -418,6 +419,91 @@ static void committed_frames_are_not_carried_out_again(void **state) {
   assert_string_equal(seen, "t-9@0+1;t-9@1+1;t-9@2+1;t-9@3+1;");
 }
 
+/* A long message goes to the store in parts as it grows, over several
+ * hand-overs, and its row comes last with the rest: a reader gets it whole,
+ * in its place among messages stored in one piece, in the history too. */
+static void a_message_stored_in_parts_reads_whole(void **state) {
+  struct fixture *fx = *state;
+  assert_int_equal(store_message_add(fx->st, "s-1", 0, "t-1", 1, "{\"a\":1}", 0), 0);
+  assert_int_equal(store_message_part(fx->st, "s-1", 1, 0, "{\"b\":\"x", 7), 0);
+  store_commit(fx->st, false);
+  assert_int_equal(store_message_part(fx->st, "s-1", 1, 1, "yz", 2), 0);
+  store_commit(fx->st, false);
+  assert_int_equal(store_message_add(fx->st, "s-1", 1, "t-1", 2, "w\"}", 2), 0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 2, "t-1", 3, "{\"c\":3}", 0), 0);
+  store_sync(fx->st);
+  struct store_reader *r = store_reader_open(fx->st);
+  assert_non_null(r);
+  char seen[256] = "";
+  assert_int_equal(store_reader_messages_each(r, "s-1", collect_message, seen), 0);
+  assert_string_equal(seen, "0:{\"a\":1};1:{\"b\":\"xyzw\"};2:{\"c\":3};");
+  seen[0] = '\0';
+  assert_int_equal(
+      store_reader_history_each(r, "s-1", collect_chunk, collect_message, seen), 0);
+  assert_string_equal(seen, "0:{\"a\":1};1:{\"b\":\"xyzw\"};2:{\"c\":3};");
+  store_reader_close(r);
+}
+
+/* A message whose part the database refused (here: never written) is skipped,
+ * as a refused message is, and the messages after it still read. */
+static void a_message_missing_a_part_is_skipped(void **state) {
+  struct fixture *fx = *state;
+  assert_int_equal(store_message_part(fx->st, "s-1", 0, 0, "{\"a\":", 5), 0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 0, "t-1", 1, "1}", 2), 0);
+  assert_int_equal(store_message_add(fx->st, "s-1", 1, "t-1", 2, "{\"b\":2}", 0), 0);
+  store_sync(fx->st);
+  struct store_reader *r = store_reader_open(fx->st);
+  assert_non_null(r);
+  char seen[256] = "";
+  assert_int_equal(store_reader_messages_each(r, "s-1", collect_message, seen), 0);
+  assert_string_equal(seen, "1:{\"b\":2};");
+  store_reader_close(r);
+}
+
+static void parts_of_an_unfinished_message(struct store *st) {
+  store_message_part(st, "s-7", 0, 0, "{\"cut\":\"", 8);
+  store_message_part(st, "s-7", 0, 1, "off", 3);
+  store_sync(st); /* committed: only the start can drop them */
+  store_message_part(st, "s-7", 0, 2, "more", 4);
+  store_commit(st, false); /* journaled: the start carries it out first */
+}
+
+/* Rows of message_parts in the fixture's database. */
+static int stored_parts(const struct fixture *fx) {
+  char path[128];
+  snprintf(path, sizeof path, "%s/turnd.db", fx->dir);
+  sqlite3 *db;
+  assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+  sqlite3_stmt *s;
+  assert_int_equal(
+      sqlite3_prepare_v2(db, "SELECT count(*) FROM message_parts", -1, &s, NULL),
+      SQLITE_OK);
+  assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+  int n = sqlite3_column_int(s, 0);
+  sqlite3_finalize(s);
+  sqlite3_close(db);
+  return n;
+}
+
+/* A crash in the middle of a long message leaves its parts without their row
+ * (the turn's events are what a start rebuilds the message from): the next
+ * start drops them, committed or only journaled, so they take no room, and
+ * the message rebuilt in their place reads as it was written. */
+static void parts_without_their_message_are_dropped_at_the_next_start(void **state) {
+  struct fixture *fx = *state;
+  crash_after(fx, parts_of_an_unfinished_message);
+  reopen(fx);
+  assert_int_equal(stored_parts(fx), 0);
+  assert_int_equal(store_message_add(fx->st, "s-7", 0, "t-7", 1, "{\"whole\":1}", 0), 0);
+  store_sync(fx->st);
+  struct store_reader *r = store_reader_open(fx->st);
+  assert_non_null(r);
+  char seen[256] = "";
+  assert_int_equal(store_reader_messages_each(r, "s-7", collect_message, seen), 0);
+  assert_string_equal(seen, "0:{\"whole\":1};");
+  store_reader_close(r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(steady_writes_keep_the_log_bounded, setup,
@@ -425,6 +511,12 @@ int main(void) {
       cmocka_unit_test_setup_teardown(the_checkpointer_fills_the_database, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(a_reader_sees_committed_messages, setup, teardown),
+      cmocka_unit_test_setup_teardown(a_message_stored_in_parts_reads_whole, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(a_message_missing_a_part_is_skipped, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(
+          parts_without_their_message_are_dropped_at_the_next_start, setup, teardown),
       cmocka_unit_test_setup_teardown(the_files_are_the_owners_alone, setup, teardown),
       cmocka_unit_test_setup_teardown(older_files_are_made_the_owners_alone, setup,
                                       teardown),
