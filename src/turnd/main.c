@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <event2/event.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -233,6 +234,18 @@ int main(int argc, char **argv) {
   }
   signal(SIGPIPE,
          SIG_IGN); /* a client gone mid-write is an error to handle, not a kill */
+#ifdef __GLIBC__
+  /* A big turn's buffers (its reply's message parts on the way to the store)
+   * come and go in pieces of about a MiB. Each freed mapped one would make
+   * glibc raise its mapping threshold, and put the next ones on the heap,
+   * where freed memory stays resident after the turns are gone (2-3 MiB more
+   * settled after 60 MiB turns). Fixed, the threshold keeps those mapped; the
+   * heap's top is given back by the explicit trims after turns are released
+   * (run.c, store_write.c) rather than after every free: a fixed trim
+   * threshold of glibc's default cost the throughput load a fifth more CPU. */
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
 
   /* With epoll's change list, a watch added and removed within one pass of the
    * loop costs no system call: a stream's chunk that leaves at once

@@ -4,6 +4,7 @@
 #include "thread_sched.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,8 +111,19 @@ static void *checkpoint_main(void *arg) {
   return NULL;
 }
 
-/* sqlite3_wal_hook: runs on the writer's thread after each commit, with the
- * frames now in the log (fewer than before once the log started over).
+/* sqlite3_wal_hook: runs on the writer's thread inside each commit, with the
+ * frames now in the log (fewer than before once the log started over). What
+ * they call for is done by wal_after_commit once the loop has been told of
+ * the commit: a checkpoint of the writer's own would hold that news up. */
+static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages) {
+  (void)db;
+  (void)name;
+  struct checkpointer *cp = arg;
+  cp->commit_pages = pages;
+  return SQLITE_OK;
+}
+
+/* After a commit whose log had `pages` frames.
  *
  * Below WAL_CAP_FRAMES the checkpointer is asked for a run once per
  * CHECKPOINT_PAGES of growth (each run syncs the disk twice). At the cap the
@@ -121,9 +133,7 @@ static void *checkpoint_main(void *arg) {
  * was committed during it. Only the writer asks, so the checkpointer is idle
  * again only once the run it asked for is over. If a reader still held frames,
  * the log did not start over and the next commit asks again. */
-static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages) {
-  (void)name;
-  struct checkpointer *cp = arg;
+static void wal_after_commit(struct checkpointer *cp, sqlite3 *db, int pages) {
   if (pages < cp->last_pages) { /* the log started over */
     cp->ask_at = CHECKPOINT_PAGES;
     cp->catching_up = false;
@@ -131,7 +141,7 @@ static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages) {
   cp->last_pages = pages;
   if (pages >= WAL_CAP_FRAMES) {
     if (!checkpointer_idle(cp, pages >= WAL_HARD_FRAMES))
-      return SQLITE_OK; /* the next commit looks again */
+      return; /* the next commit looks again */
     if (!cp->catching_up && pages < WAL_HARD_FRAMES) {
       cp->catching_up = true;
       checkpointer_ask(cp);
@@ -139,18 +149,26 @@ static int on_wal_commit(void *arg, sqlite3 *db, const char *name, int pages) {
       cp->catching_up = false;
       sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     }
-    return SQLITE_OK;
+    return;
   }
-  if (pages < cp->ask_at) return SQLITE_OK;
+  if (pages < cp->ask_at) return;
   cp->ask_at = pages + CHECKPOINT_PAGES;
   checkpointer_ask(cp);
-  return SQLITE_OK;
+}
+
+/* What the last commit's log calls for, if it is not done yet. */
+static void wal_settle(struct writer *w) {
+  int pages = w->cp.commit_pages;
+  if (pages < 0) return;
+  w->cp.commit_pages = -1;
+  wal_after_commit(&w->cp, w->db, pages);
 }
 
 static int checkpointer_start(struct checkpointer *cp, const char *path) {
   /* A connection that has not read yet does not know the database is in WAL
    * mode, and its checkpoints do nothing: it reads once here. */
   cp->ask_at = CHECKPOINT_PAGES;
+  cp->commit_pages = -1;
   if (sqlite3_open_v2(path, &cp->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
           SQLITE_OK ||
       exec(cp->db, "SELECT 1 FROM sqlite_schema LIMIT 1") != 0)
@@ -345,6 +363,9 @@ static void *writer_main(void *arg) {
       cached = false;
       pthread_mutex_unlock(&w->lock); /* the connection is the thread's own */
       sqlite3_db_release_memory(w->db);
+#ifdef __GLIBC__
+      malloc_trim(0); /* what it freed goes back to the system too */
+#endif
       pthread_mutex_lock(&w->lock);
     }
     cached = true;
@@ -381,6 +402,7 @@ static void *writer_main(void *arg) {
     /* Cannot fail: the loop drains the counter long before it could overflow. */
     ssize_t n = write(w->done_fd, &one, sizeof one);
     (void)n;
+    wal_settle(w);
     pthread_mutex_lock(&w->lock);
   }
   w->busy = false;

@@ -73,7 +73,9 @@ struct checkpointer {
   pthread_cond_t done; /* a run ended */
   sqlite3 *db;         /* the thread's own connection */
   /* The writer's thread alone reads and sets these (see on_wal_commit). */
-  int last_pages;   /* WAL frames after the last commit */
+  int commit_pages; /* WAL frames after the last commit, until wal_after_commit
+                       takes them; -1: none */
+  int last_pages;   /* WAL frames after the last commit taken */
   int ask_at;       /* WAL frames at which the writer asks for the next run */
   bool catching_up; /* at the cap: the writer asked for a run and waits for its end */
   /* Guarded by lock. */
