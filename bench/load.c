@@ -189,6 +189,8 @@ struct figures {
   uint64_t failed;
   double events_per_s, mb_per_s;
   double ttfb_p50, ttfb_p99, ttfb_max, turn_p50, turn_p99, turn_max; /* ms */
+  /* ms: each turn's longest wait between two reads of its body */
+  double gap_p50, gap_p99, gap_max;
   double kib_per_live; /* (hold peak - before) / hold turns; < 0 unknown */
   double kib_per_run;  /* (after - before) / turns: what an ended turn leaves */
   unsigned hold;       /* live turns that make the hold */
@@ -210,6 +212,10 @@ static void compute(const struct options *o, struct load_result *res, struct fig
   f->turn_p50 = load_stats_pct_ms(res->turn_ns, res->n_turn, 50);
   f->turn_p99 = load_stats_pct_ms(res->turn_ns, res->n_turn, 99);
   f->turn_max = load_stats_pct_ms(res->turn_ns, res->n_turn, 100);
+  load_stats_sort(res->gap_ns, res->n_turn);
+  f->gap_p50 = load_stats_pct_ms(res->gap_ns, res->n_turn, 50);
+  f->gap_p99 = load_stats_pct_ms(res->gap_ns, res->n_turn, 99);
+  f->gap_max = load_stats_pct_ms(res->gap_ns, res->n_turn, 100);
   f->hold =
       o->cfg.turns < o->cfg.concurrency ? (unsigned)o->cfg.turns : o->cfg.concurrency;
   /* Per live turn only when every turn was live at once: otherwise the turns that
@@ -254,6 +260,9 @@ static void report(const struct options *o, const struct load_result *res,
          f->ttfb_p50, f->ttfb_p99, f->ttfb_max);
   printf("whole turn   p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", f->turn_p50, f->turn_p99,
          f->turn_max);
+  printf("longest gap  p50 %.1f ms, p99 %.1f ms, max %.1f ms (each turn's longest wait "
+         "between two reads of its body)\n",
+         f->gap_p50, f->gap_p99, f->gap_max);
   double wall = res->wall_s > 0 ? res->wall_s : 1;
   printf("cpu          bench-load %.2f s (%.0f%% of a core)", res->self_cpu_s,
          100 * res->self_cpu_s / wall);
@@ -295,6 +304,8 @@ static int write_kv(const struct options *o, const struct load_result *res,
           res->wall_s, f->events_per_s, f->ttfb_p50, f->ttfb_p99);
   fprintf(out, "ttfb_max_ms=%.3f\nturn_p50_ms=%.1f\nturn_p99_ms=%.1f\n", f->ttfb_max,
           f->turn_p50, f->turn_p99);
+  fprintf(out, "gap_p50_ms=%.1f\ngap_p99_ms=%.1f\ngap_max_ms=%.1f\n", f->gap_p50,
+          f->gap_p99, f->gap_max);
   fprintf(out, "self_cpu_s=%.2f\nturnd_cpu_s=%.2f\n", res->self_cpu_s, res->turnd_cpu_s);
   if (res->mem_known)
     fprintf(out,

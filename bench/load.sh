@@ -220,6 +220,9 @@ if wanted fair; then
 small99=$(kv fair-small ttfb_p99_ms)
 verdict "$(awk -v v="$small99" 'BEGIN { print (v != "" && v < 10) }')" \
   "first byte p99 of small turns beside big ones: $small99 ms (max $(kv fair-small ttfb_max_ms) ms; < 10 ms); the big turns' first byte p99 $(kv fair-big ttfb_p99_ms) ms"
+gapmax=$(kv fair-small gap_max_ms)
+verdict "$(awk -v v="$gapmax" 'BEGIN { print (v != "" && v < 50) }')" \
+  "small turns' longest wait for a line beside big ones (deltas 10 ms apart): p99 $(kv fair-small gap_p99_ms) ms, max $gapmax ms (< 50 ms)"
 fi
 if wanted big; then
 for n in 1 3; do

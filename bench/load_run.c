@@ -43,6 +43,8 @@ struct conn {
   uint64_t t_start_ns; /* the turn was assigned: its timeout counts from here */
   uint64_t t_send_ns;  /* the request's first write */
   uint64_t t_first_ns; /* its first body byte; 0 until then */
+  uint64_t t_body_ns;  /* the last read that brought body bytes */
+  uint64_t max_gap_ns; /* the longest time between two such reads */
   struct load_answer answer;
   struct load_lines lines;
 };
@@ -120,6 +122,7 @@ static void turn_end(struct conn *c, int e) {
   res->body_bytes += c->lines.bytes;
   if (c->answer.status == 200 && c->t_first_ns != 0) {
     res->ttfb_ns[res->n_ttfb++] = c->t_first_ns - c->t_send_ns;
+    res->gap_ns[res->n_turn] = c->max_gap_ns;
     res->turn_ns[res->n_turn++] = now - c->t_send_ns;
   }
   if (e < 0) {
@@ -167,7 +170,7 @@ static void turn_start(struct conn *c) {
   c->pending = true;
   run->pending++;
   c->t_start_ns = now_ns();
-  c->t_send_ns = c->t_first_ns = 0;
+  c->t_send_ns = c->t_first_ns = c->t_body_ns = c->max_gap_ns = 0;
   c->sent = 0;
   load_answer_init(&c->answer);
   if (load_lines_init(&c->lines, run->cfg->full_check) != 0) {
@@ -218,7 +221,11 @@ static void turn_fail(struct conn *c, enum load_run_error e) {
 static void on_body(void *ctx, const char *data, size_t len) {
   struct conn *c = ctx;
   if (c->answer.status != 200) return; /* an error's JSON: no events in it */
-  if (c->t_first_ns == 0) c->t_first_ns = c->run->t_read_ns;
+  uint64_t t = c->run->t_read_ns;
+  if (c->t_first_ns == 0) c->t_first_ns = t;
+  if (c->t_body_ns != 0 && t - c->t_body_ns > c->max_gap_ns)
+    c->max_gap_ns = t - c->t_body_ns;
+  c->t_body_ns = t;
   load_lines_feed(&c->lines, data, len);
 }
 
@@ -379,7 +386,8 @@ static double cpu_self_s(void) {
 void load_result_free(struct load_result *res) {
   free(res->ttfb_ns);
   free(res->turn_ns);
-  res->ttfb_ns = res->turn_ns = NULL;
+  free(res->gap_ns);
+  res->ttfb_ns = res->turn_ns = res->gap_ns = NULL;
 }
 
 int load_run(const struct load_config *cfg, struct load_result *res) {
@@ -395,9 +403,10 @@ int load_run(const struct load_config *cfg, struct load_result *res) {
   run->idle = calloc(cfg->concurrency, sizeof *run->idle);
   res->ttfb_ns = calloc(cfg->turns, sizeof *res->ttfb_ns);
   res->turn_ns = calloc(cfg->turns, sizeof *res->turn_ns);
+  res->gap_ns = calloc(cfg->turns, sizeof *res->gap_ns);
   if (run->base != NULL) run->tick = event_new(run->base, -1, EV_PERSIST, on_tick, run);
   if (run->base == NULL || run->tick == NULL || run->conns == NULL || run->idle == NULL ||
-      res->ttfb_ns == NULL || res->turn_ns == NULL) {
+      res->ttfb_ns == NULL || res->turn_ns == NULL || res->gap_ns == NULL) {
     if (run->tick != NULL) event_free(run->tick);
     if (run->base != NULL) event_base_free(run->base);
     free(run->conns);

@@ -60,6 +60,8 @@ struct load_result {
   unsigned max_live;                     /* most 200 answers streaming at once */
   uint64_t *ttfb_ns;                     /* request sent -> first body byte */
   uint64_t *turn_ns;                     /* request sent -> answer complete */
+  uint64_t *gap_ns;                      /* the longest wait between two reads of
+                                            the answer's body: a follower's stall */
   size_t n_ttfb, n_turn;                 /* entries used, one per 200 answer */
   double wall_s;                         /* first request to last answer */
   double self_cpu_s;                     /* the generator's CPU time */
