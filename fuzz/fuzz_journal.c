@@ -1,5 +1,5 @@
 /* Fuzz target: reading the store's journal at start-up (journal_parse,
- * src/turnd/store_journal.c). A journal a crash or a bad disk left behind must
+ * src/turnd/store/store_journal.c). A journal a crash or a bad disk left behind must
  * never crash turnd or keep it from starting, and what it carries out must be
  * whole frames in order. The frames' hashes would stop a fuzzer at every
  * mutation, so the target frames the bodies it is given itself, each with its
@@ -12,8 +12,8 @@
  *        then    bodies, each a 2-byte little-endian length and its bytes, until
  *                one does not fit: the rest is appended to the first file raw */
 #include "fuzz_support.h"
-#include "turnd/store_journal.h"
-#include "turnd/store_write.h"
+#include "turnd/store/store_journal.h"
+#include "turnd/store/store_write.h"
 
 #include <sodium.h>
 #include <stdint.h>

@@ -31,8 +31,8 @@ fi
 # count of open connections would never come down). Calls only: a comment may
 # name the function.
 if hits=$(grep -n 'evhttp_connection_set_closecb(' $(echo "$files" | grep '^src/turnd/') 2>/dev/null |
-  grep -v '^src/turnd/conn_watch\.c:'); then
-  echo "check-source: only src/turnd/conn_watch.c sets a connection's close callback" \
+  grep -v '^src/turnd/http/conn_watch\.c:'); then
+  echo "check-source: only src/turnd/http/conn_watch.c sets a connection's close callback" \
     "(use conn_watch_set_closecb):" >&2
   echo "$hits" | sed 's/^/  /' >&2
   status=1

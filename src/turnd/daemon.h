@@ -5,9 +5,9 @@
 #include "agent/provider.h"
 #include "agent/script.h"
 #include "agent/tools.h"
-#include "auth.h"
-#include "guard.h"
-#include "tools_config.h"
+#include "auth/auth.h"
+#include "auth/guard.h"
+#include "run/tools_config.h"
 #include "idmap.h"
 #include "options.h"
 

@@ -1,18 +1,18 @@
 /* turnd: the turn backend. Parses the command line, starts the HTTP server on
  * one event loop, says where it listens, and stops cleanly on SIGTERM or SIGINT. */
-#include "admin.h"
-#include "auth_db.h"
+#include "auth/admin.h"
+#include "auth/auth_db.h"
 #include "daemon.h"
 #include "loop_prio.h"
 #include "options.h"
 #include "model_config.h"
-#include "model_http.h"
-#include "persist.h"
-#include "request_build.h"
-#include "run.h"
-#include "server.h"
-#include "session.h"
-#include "store.h"
+#include "run/model_http.h"
+#include "run/persist.h"
+#include "run/request_build.h"
+#include "run/run.h"
+#include "http/server.h"
+#include "run/session.h"
+#include "store/store.h"
 #include "thread_sched.h"
 
 #include <errno.h>

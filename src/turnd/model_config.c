@@ -1,7 +1,7 @@
 /* Reading a provider's settings (see model_config.h). */
 #include "model_config.h"
 
-#include "credential.h"
+#include "auth/credential.h"
 
 #include <errno.h>
 #include <jansson.h>

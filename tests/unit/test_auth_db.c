@@ -1,4 +1,4 @@
-/* DIR/auth.db (src/turnd/auth_db.c): devices by name and hash, pairing codes
+/* DIR/auth.db (src/turnd/auth/auth_db.c): devices by name and hash, pairing codes
  * that work once and only until they expire, settings, and the change check
  * that tells turnd an admin command wrote. Each test has a fresh folder. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "turnd/auth_db.h"
+#include "turnd/auth/auth_db.h"
 
 #include <stdio.h>
 #include <stdlib.h>

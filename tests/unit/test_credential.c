@@ -1,4 +1,4 @@
-/* Tokens, pairing codes and the PIN (src/turnd/credential.c): their form, how
+/* Tokens, pairing codes and the PIN (src/turnd/auth/credential.c): their form, how
  * a typed code is read, and that hashes and PIN checks tell right from wrong. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "turnd/credential.h"
+#include "turnd/auth/credential.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* What libevent took of a request (src/turnd/req_lines.c): whether a 413 from
+/* What libevent took of a request (src/turnd/http/req_lines.c): whether a 413 from
  * libevent is for a chunk it could not read. The requests are taken here as
  * libevent 2.1 takes them from a connection's input: evbuffer_readln drains a
  * line's content (when there is any) and then its end, a chunk's data goes in
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "turnd/req_lines.h"
+#include "turnd/http/req_lines.h"
 
 #include <stdio.h>
 #include <string.h>

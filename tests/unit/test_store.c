@@ -1,4 +1,4 @@
-/* DIR/turnd.db's write-ahead log (src/turnd/store.c, store_write.c): under
+/* DIR/turnd.db's write-ahead log (src/turnd/store/store.c, store_write.c): under
  * steady writes it stays bounded, its frames reach the database file while the
  * store is open, and what was written reads back whole, through the loop's
  * connection or a reader of its own (the kind the request builder's thread
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "turnd/store.h"
+#include "turnd/store/store.h"
 
 #include <signal.h>
 #include <sqlite3.h>

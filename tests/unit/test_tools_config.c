@@ -1,4 +1,4 @@
-/* The tools file (src/turnd/tools_config.c): every check both ways, defaults,
+/* The tools file (src/turnd/run/tools_config.c): every check both ways, defaults,
  * paths resolved against the file's folder and cwd, and the two promises of its
  * errors: they name the file, the tool and the field, and they never carry a
  * value from the file. Each test writes its file into a fresh folder that holds
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "turnd/tools_config.h"
+#include "turnd/run/tools_config.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
 #include "loop_prio.h"
 #include "run.h"
 #include "session.h"
-#include "store.h"
+#include "store/store.h"
 
 #include <event2/event.h>
 #include <stdint.h>

@@ -3,11 +3,11 @@
  * store is never read for more than about REPLAY_SLICE bytes at a time. */
 #include "replay.h"
 
-#include "auth.h"
-#include "conn_watch.h"
+#include "auth/auth.h"
+#include "http/conn_watch.h"
 #include "daemon.h"
-#include "http_reply.h"
-#include "store.h"
+#include "http/http_reply.h"
+#include "store/store.h"
 
 #include <event2/buffer.h>
 #include <event2/http.h>

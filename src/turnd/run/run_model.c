@@ -11,7 +11,7 @@
 #include "persist.h"
 #include "request_build.h"
 #include "session.h"
-#include "store.h"
+#include "store/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

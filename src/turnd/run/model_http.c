@@ -14,7 +14,7 @@
  * take it out of the error messages it hands on (without_key). */
 #include "model_http.h"
 
-#include "credential.h"
+#include "auth/credential.h"
 #include "loop_prio.h"
 
 #include <curl/curl.h>

@@ -3,7 +3,7 @@
  * does not (anyone holding a device may lock), but needs a PIN to exist, or
  * nothing could unlock again. */
 #include "daemon.h"
-#include "guard.h"
+#include "auth/guard.h"
 #include "http_body.h"
 #include "http_error.h"
 #include "http_reply.h"

@@ -6,14 +6,14 @@
  * and 409 while no PIN exists (the call waits: the owner may set one and approve
  * again). */
 #include "daemon.h"
-#include "guard.h"
+#include "auth/guard.h"
 #include "http_body.h"
 #include "http_error.h"
 #include "routes.h"
-#include "run.h"
+#include "run/run.h"
 #include "server.h"
 #include "step_up.h"
-#include "store.h"
+#include "store/store.h"
 
 #include <event2/http.h>
 #include <string.h>

@@ -1,9 +1,9 @@
 /* POST /api/pair {"code": "XXXX-XXXX", "name"?: "..."}: the one route open
  * without a token. A right code, once, gives a new device's token: the only
  * time turnd ever says it. */
-#include "auth.h"
-#include "credential.h"
-#include "auth_db.h"
+#include "auth/auth.h"
+#include "auth/credential.h"
+#include "auth/auth_db.h"
 #include "daemon.h"
 #include "http_body.h"
 #include "http_error.h"

@@ -6,7 +6,7 @@
 #include "admin.h"
 #include "auth_db.h"
 #include "daemon.h"
-#include "run.h"
+#include "run/run.h"
 
 #include <event2/event.h>
 #include <event2/http.h>

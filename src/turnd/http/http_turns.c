@@ -3,12 +3,12 @@
 #include "daemon.h"
 #include "http_body.h"
 #include "http_error.h"
-#include "replay.h"
+#include "run/replay.h"
 #include "routes.h"
-#include "run.h"
+#include "run/run.h"
 #include "server.h"
-#include "session.h"
-#include "store.h"
+#include "run/session.h"
+#include "store/store.h"
 
 #include <event2/buffer.h>
 #include <event2/http.h>

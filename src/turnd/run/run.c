@@ -8,14 +8,14 @@
  * until it reaches the window. */
 #include "run.h"
 
-#include "conn_watch.h"
+#include "http/conn_watch.h"
 #include "daemon.h"
-#include "http_reply.h"
+#include "http/http_reply.h"
 #include "loop_prio.h"
 #include "persist.h"
 #include "replay.h"
 #include "session.h"
-#include "store.h"
+#include "store/store.h"
 
 #include <event2/buffer.h>
 #include <event2/event.h>

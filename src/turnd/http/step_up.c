@@ -3,10 +3,10 @@
 
 #include "conn_watch.h"
 #include "daemon.h"
-#include "guard.h"
+#include "auth/guard.h"
 #include "http_error.h"
 #include "http_reply.h"
-#include "run.h"
+#include "run/run.h"
 
 #include <event2/http.h>
 #include <stdlib.h>

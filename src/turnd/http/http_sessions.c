@@ -4,12 +4,12 @@
 #include "daemon.h"
 #include "http_error.h"
 #include "http_reply.h"
-#include "request_build.h"
+#include "run/request_build.h"
 #include "routes.h"
-#include "run.h"
+#include "run/run.h"
 #include "server.h"
-#include "session.h"
-#include "store.h"
+#include "run/session.h"
+#include "store/store.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * by their segment count, not by a prefix test. */
 #include "routes.h"
 
-#include "auth.h"
+#include "auth/auth.h"
 #include "daemon.h"
 #include "http_error.h"
 #include "server.h"
