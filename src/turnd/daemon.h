@@ -7,9 +7,9 @@
 #include "agent/tools.h"
 #include "auth/auth.h"
 #include "auth/guard.h"
-#include "run/tools_config.h"
 #include "idmap.h"
 #include "options.h"
+#include "run/tools_config.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -69,10 +69,5 @@ struct turnd {
   bool draining;            /* told to stop: running turns end, no new one starts */
   bool stopping;            /* the loop has ended: what comes back now is not answered */
 };
-
-/* Unix time in milliseconds: the one clock the agent core is given. */
-uint64_t turnd_now_ms(void);
-/* n random bytes as 2n lowercase hex digits into out[2n+1]. Returns 0 or -1. */
-int turnd_random_hex(char *out, size_t n);
 
 #endif

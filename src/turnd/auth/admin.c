@@ -4,6 +4,7 @@
 #include "admin.h"
 
 #include "auth_db.h"
+#include "clock.h"
 #include "credential.h"
 #include "daemon.h"
 

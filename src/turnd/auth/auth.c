@@ -5,6 +5,7 @@
 
 #include "admin.h"
 #include "auth_db.h"
+#include "clock.h"
 #include "daemon.h"
 #include "run/run.h"
 

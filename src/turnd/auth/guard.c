@@ -2,6 +2,7 @@
 #include "guard.h"
 
 #include "auth_db.h"
+#include "clock.h"
 #include "credential.h"
 #include "daemon.h"
 #include "pin_check.h"

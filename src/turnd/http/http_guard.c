@@ -2,8 +2,8 @@
  * POST /api/guard/unlock {"pin": "..."}. Unlocking needs the step-up; locking
  * does not (anyone holding a device may lock), but needs a PIN to exist, or
  * nothing could unlock again. */
-#include "daemon.h"
 #include "auth/guard.h"
+#include "daemon.h"
 #include "http_body.h"
 #include "http_error.h"
 #include "http_reply.h"

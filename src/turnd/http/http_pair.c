@@ -1,16 +1,18 @@
 /* POST /api/pair {"code": "XXXX-XXXX", "name"?: "..."}: the one route open
  * without a token. A right code, once, gives a new device's token: the only
  * time turnd ever says it. */
+#include "agent/history.h"
 #include "auth/auth.h"
-#include "auth/credential.h"
 #include "auth/auth_db.h"
+#include "auth/credential.h"
+#include "clock.h"
 #include "daemon.h"
 #include "http_body.h"
 #include "http_error.h"
 #include "http_reply.h"
+#include "random_hex.h"
 #include "routes.h"
 #include "server.h"
-#include "agent/history.h"
 
 #include <event2/http.h>
 #include <stdio.h>

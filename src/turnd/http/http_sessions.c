@@ -4,11 +4,11 @@
 #include "daemon.h"
 #include "http_error.h"
 #include "http_reply.h"
-#include "run/request_build.h"
 #include "routes.h"
+#include "run/request_build.h"
 #include "run/run.h"
-#include "server.h"
 #include "run/session.h"
+#include "server.h"
 #include "store/store.h"
 
 #include <stdbool.h>

@@ -3,11 +3,11 @@
 #include "daemon.h"
 #include "http_body.h"
 #include "http_error.h"
-#include "run/replay.h"
 #include "routes.h"
+#include "run/replay.h"
 #include "run/run.h"
-#include "server.h"
 #include "run/session.h"
+#include "server.h"
 #include "store/store.h"
 
 #include <event2/buffer.h>

@@ -1,9 +1,9 @@
 /* A request waiting for its PIN check; see step_up.h. */
 #include "step_up.h"
 
+#include "auth/guard.h"
 #include "conn_watch.h"
 #include "daemon.h"
-#include "auth/guard.h"
 #include "http_error.h"
 #include "http_reply.h"
 #include "run/run.h"

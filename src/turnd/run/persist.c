@@ -4,6 +4,7 @@
 #include "persist.h"
 
 #include "agent/call_close.h"
+#include "clock.h"
 #include "daemon.h"
 #include "loop_prio.h"
 #include "run.h"

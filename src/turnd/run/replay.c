@@ -4,8 +4,8 @@
 #include "replay.h"
 
 #include "auth/auth.h"
-#include "http/conn_watch.h"
 #include "daemon.h"
+#include "http/conn_watch.h"
 #include "http/http_reply.h"
 #include "store/store.h"
 

@@ -8,11 +8,13 @@
  * until it reaches the window. */
 #include "run.h"
 
-#include "http/conn_watch.h"
+#include "clock.h"
 #include "daemon.h"
+#include "http/conn_watch.h"
 #include "http/http_reply.h"
 #include "loop_prio.h"
 #include "persist.h"
+#include "random_hex.h"
 #include "replay.h"
 #include "session.h"
 #include "store/store.h"
@@ -75,12 +77,6 @@ struct follower {
                                      is unpaired, the stream stops */
   struct follower *next;
 };
-
-uint64_t turnd_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* ---------------------------------------------------------------- followers */
 

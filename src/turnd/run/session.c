@@ -1,8 +1,10 @@
 /* Sessions; see session.h. */
 #include "session.h"
 
+#include "clock.h"
 #include "daemon.h"
 #include "persist.h"
+#include "random_hex.h"
 
 #include <stdio.h>
 #include <stdlib.h>

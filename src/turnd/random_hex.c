@@ -1,5 +1,5 @@
-/* Small services the daemon's parts share: randomness from the kernel. */
-#include "daemon.h"
+/* Random ids from the kernel (see random_hex.h). */
+#include "random_hex.h"
 
 #include <stdio.h>
 #include <sys/random.h>
