@@ -151,6 +151,15 @@ static void free_tools(struct turnd *d) {
 
 /* Sets up who may get in, once the address is known, and prints where turnd
  * listens and a pairing link for the owner's first device. */
+static bool still_paired(void *ctx, int64_t device) {
+  return auth_device_paired(ctx, device);
+}
+
+/* An admin command unpaired devices: the streams they read stop. */
+static void drop_unpaired_readers(struct turnd *d) {
+  run_drop_followers(d, still_paired, d);
+}
+
 static int start_auth(struct turnd *d, const struct options *opt, uint16_t port) {
   bool v6 = strchr(opt->listen_host, ':') != NULL;
   char url[300];
@@ -164,7 +173,8 @@ static int start_auth(struct turnd *d, const struct options *opt, uint16_t port)
   char link_url[300];
   snprintf(link_url, sizeof link_url, "http://%s%s%s:%u", v6 ? "[" : "", link_host,
            v6 ? "]" : "", (unsigned)port);
-  if (auth_start(d, link_url) != 0 || guard_start(d) != 0) return -1;
+  if (auth_start(d, link_url, drop_unpaired_readers) != 0 || guard_start(d) != 0)
+    return -1;
   printf("listening on %s\n", url);
   char link[400];
   if (opt->no_auth) {

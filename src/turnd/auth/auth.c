@@ -7,10 +7,8 @@
 #include "auth_db.h"
 #include "clock.h"
 #include "daemon.h"
-#include "run/run.h"
 
 #include <event2/event.h>
-#include <event2/http.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,10 +67,6 @@ static int reload(struct auth *a) {
   return 0;
 }
 
-static bool keep_follower(void *ctx, int64_t device) {
-  return auth_device_paired(ctx, device);
-}
-
 /* An admin command changed auth.db: take its devices and PIN, and stop the
  * streams of those devices that are gone. */
 static void refresh(struct turnd *d) {
@@ -83,7 +77,7 @@ static void refresh(struct turnd *d) {
     auth_db_change_missed(a->db);
     return;
   }
-  run_drop_followers(d, keep_follower, d);
+  a->devices_changed(d);
 }
 
 static void on_poll(evutil_socket_t fd, short what, void *arg) {
@@ -93,8 +87,10 @@ static void on_poll(evutil_socket_t fd, short what, void *arg) {
   guard_tick(arg, turnd_now_ms());
 }
 
-int auth_start(struct turnd *d, const char *url) {
+int auth_start(struct turnd *d, const char *url,
+               void (*devices_changed)(struct turnd *d)) {
   struct auth *a = &d->auth;
+  a->devices_changed = devices_changed;
   a->off = d->opt->no_auth;
   a->owner_active_ms = turnd_now_ms();
   char err[256];
@@ -132,7 +128,7 @@ static struct auth_device *find(struct auth *a, const unsigned char *hash) {
   return NULL;
 }
 
-bool auth_request(struct turnd *d, struct evhttp_request *req, int64_t *device) {
+bool auth_request(struct turnd *d, const char *authorization, int64_t *device) {
   struct auth *a = &d->auth;
   *device = 0;
   uint64_t now = turnd_now_ms();
@@ -140,8 +136,7 @@ bool auth_request(struct turnd *d, struct evhttp_request *req, int64_t *device) 
     a->owner_active_ms = now;
     return true;
   }
-  const char *h =
-      evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+  const char *h = authorization;
   if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0) return false;
   const char *token = h + 7;
   while (*token == ' ')

@@ -13,7 +13,6 @@
 #include <stdint.h>
 
 struct turnd;
-struct evhttp_request;
 struct auth_db;
 struct event;
 
@@ -32,17 +31,22 @@ struct auth {
   uint64_t pair_window_ms;  /* the start of the minute wrong codes are counted in */
   unsigned pair_wrong;      /* wrong codes in that minute */
   uint64_t owner_active_ms; /* the last authenticated request (for --lock-after) */
+  void (*devices_changed)(struct turnd *d); /* see auth_start */
 };
 
 /* Opens DIR/auth.db, loads the devices, records url (what clients reach turnd
- * at, for pairing links) and starts the poll. Returns 0, or -1 with a message
- * on stderr and nothing to free but through auth_stop. */
-int auth_start(struct turnd *d, const char *url);
+ * at, for pairing links) and starts the poll. devices_changed(d) is called once
+ * an admin command changed the paired devices (the streams of those gone are
+ * to stop). Returns 0, or -1 with a message on stderr and nothing to free but
+ * through auth_stop. */
+int auth_start(struct turnd *d, const char *url,
+               void (*devices_changed)(struct turnd *d));
 void auth_stop(struct turnd *d);
 
-/* Whether req carries the token of a paired device (or auth is off); sets
- * *device to its id (0 with auth off). Records the owner's activity. */
-bool auth_request(struct turnd *d, struct evhttp_request *req, int64_t *device);
+/* Whether a request's Authorization header (NULL: none) carries the token of a
+ * paired device (or auth is off); sets *device to its id (0 with auth off).
+ * Records the owner's activity. */
+bool auth_request(struct turnd *d, const char *authorization, int64_t *device);
 /* Whether device is still paired (always with auth off). */
 bool auth_device_paired(struct turnd *d, int64_t device);
 

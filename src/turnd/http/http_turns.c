@@ -3,8 +3,9 @@
 #include "daemon.h"
 #include "http_body.h"
 #include "http_error.h"
+#include "http_follow.h"
+#include "http_replay.h"
 #include "routes.h"
-#include "run/replay.h"
 #include "run/run.h"
 #include "run/session.h"
 #include "server.h"
@@ -72,7 +73,7 @@ void route_turn_create(struct server *s, struct evhttp_request *req,
    * chunk, 8 KiB) need not. */
   struct evbuffer *in = evhttp_request_get_input_buffer(req);
   evbuffer_drain(in, evbuffer_get_length(in));
-  if (r == NULL || run_follow(r, req, 0, s->device) != 0)
+  if (r == NULL || http_follow(r, req, 0, s->device) != 0)
     http_error_send(req, HTTP_E_INTERNAL);
 }
 
@@ -131,8 +132,8 @@ void route_turn_follow(struct server *s, struct evhttp_request *req,
                                       : json_null());
     return;
   }
-  int rc = r != NULL ? run_follow(r, req, next, s->device)
-                     : replay_start(s->d, req, params[0], next, s->device);
+  int rc = r != NULL ? http_follow(r, req, next, s->device)
+                     : http_replay_start(s->d, req, params[0], next, s->device);
   if (rc != 0) http_error_send(req, HTTP_E_INTERNAL);
 }
 

@@ -123,7 +123,9 @@ static bool authorized(struct server *s, struct evhttp_request *req) {
     http_error_send(req, HTTP_E_NOT_LOOPBACK);
     return false;
   }
-  if (auth_request(s->d, req, &s->device)) return true;
+  const char *authorization =
+      evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+  if (auth_request(s->d, authorization, &s->device)) return true;
   evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate", "Bearer");
   http_error_send(req, HTTP_E_UNAUTHORIZED);
   return false;

@@ -14,11 +14,11 @@
  * take it out of the error messages it hands on (without_key). */
 #include "model_http.h"
 
-#include "auth/credential.h"
 #include "loop_prio.h"
 
 #include <curl/curl.h>
 #include <event2/event.h>
+#include <sodium.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +101,7 @@ struct model_call {
 /* Frees a string that held a secret, zeroed first. Accepts NULL. */
 static void secret_free(char *s) {
   if (s == NULL) return;
-  credential_wipe(s, strlen(s));
+  sodium_memzero(s, strlen(s));
   free(s);
 }
 
@@ -119,7 +119,7 @@ static void call_free(struct model_call *c) {
     curl_easy_cleanup(c->easy);
   }
   for (struct curl_slist *h = c->headers; h != NULL; h = h->next)
-    credential_wipe(h->data, strlen(h->data)); /* the auth header among them */
+    sodium_memzero(h->data, strlen(h->data)); /* the auth header among them */
   curl_slist_free_all(c->headers);
   secret_free(c->key);
   sse_free(c->sse);

@@ -1,6 +1,7 @@
-/* Replaying a turn that is no longer in memory (ended long ago, or before a
- * restart) from the store's recorded events, slice by slice as the reader takes
- * them, like a follower of a live run. */
+/* A turn's recorded lines read back from the store, a slice at a time: for a
+ * turn that is no longer in memory (ended long ago, or before a restart;
+ * http_replay.h streams those), and for a live turn's reader that fell behind
+ * what the turn still holds. */
 #ifndef TURND_REPLAY_H
 #define TURND_REPLAY_H
 
@@ -8,13 +9,6 @@
 
 struct turnd;
 struct evbuffer;
-struct evhttp_request;
-
-/* Streams the recorded events of turn from seq next_seq on, then ends the
- * answer, for the paired device `device`: unpaired, it gets no further slice.
- * Returns 0, or -1 (req not answered yet: the caller sends the error). */
-int replay_start(struct turnd *d, struct evhttp_request *req, const char *turn,
-                 uint64_t next_seq, int64_t device);
 
 /* Appends to out the recorded lines of turn from seq *next_seq on, up to about a
  * slice (64 KiB) and before stop_seq, and advances *next_seq past them. Also

@@ -10,8 +10,6 @@
 
 #include "clock.h"
 #include "daemon.h"
-#include "http/conn_watch.h"
-#include "http/http_reply.h"
 #include "loop_prio.h"
 #include "persist.h"
 #include "random_hex.h"
@@ -21,7 +19,6 @@
 
 #include <event2/buffer.h>
 #include <event2/event.h>
-#include <event2/http.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,19 +59,18 @@
 #define RETAIN_BYTES (64u << 20)
 
 struct follower {
-  struct run *run;                /* the run we read; it outlives us */
-  struct evhttp_request *req;     /* the streaming answer */
-  struct evhttp_connection *conn; /* req's connection: its close ends us */
-  size_t next_off;                /* first byte of the turn not yet handed over (an
-                                     offset from the turn's first byte, like
-                                     line_end, always where a line starts, so
-                                     that the store can serve from there);
-                                     SIZE_MAX until the run reaches start_seq */
-  uint64_t start_seq;             /* the first seq asked for (after + 1) */
-  bool writing;                   /* a slice is in the socket's buffer; its
-                                     written callback hands over the next */
-  int64_t device;                 /* the paired device reading (auth.h): when it
-                                     is unpaired, the stream stops */
+  struct run *run;        /* the run we read; it outlives us */
+  struct reader_out *out; /* where its lines go (run.h) */
+  size_t next_off;        /* first byte of the turn not yet handed over (an
+                             offset from the turn's first byte, like
+                             line_end, always where a line starts, so
+                             that the store can serve from there);
+                             SIZE_MAX until the run reaches start_seq */
+  uint64_t start_seq;     /* the first seq asked for (after + 1) */
+  bool writing;           /* a slice is in the socket's buffer; its
+                             written callback hands over the next */
+  int64_t device;         /* the paired device reading (auth.h): when it
+                             is unpaired, the stream stops */
   struct follower *next;
 };
 
@@ -85,28 +81,18 @@ static void follower_detach(struct follower *f) {
   while (*p != NULL && *p != f)
     p = &(*p)->next;
   if (*p == f) *p = f->next;
-  if (f->conn != NULL) conn_watch_set_closecb(f->conn, NULL, NULL);
   free(f);
 }
 
-/* The client went away. libevent leaves a chunked answer's request to its owner
- * (it does not free it when the connection closes), so ending the answer here is
- * what frees it; nothing reaches the closed socket. */
-static void on_follower_close(struct evhttp_connection *conn, void *arg) {
-  (void)conn;
-  struct follower *f = arg;
-  conn_watch_set_closecb(f->conn, NULL, NULL);
-  f->conn = NULL;
-  evhttp_send_reply_end(f->req);
+void run_reader_gone(struct follower *f) {
   follower_detach(f);
 }
 
-/* Ends f's answer. f goes first: ending an HTTP/1.0 answer can free the
- * connection at once, which would call our close callback on a freed request. */
+/* Ends f's answer, whole. */
 static void follower_finish(struct follower *f) {
-  struct evhttp_request *req = f->req;
+  struct reader_out *out = f->out;
   follower_detach(f);
-  evhttp_send_reply_end(req);
+  out->ops->end(out);
 }
 
 /* The turn ended short of the seq f waits for, and its 200 went long ago: the
@@ -114,9 +100,9 @@ static void follower_finish(struct follower *f) {
  * looks whole, comes back with the same after, and gets 409 after_past_end
  * with the turn's last seq (http_turns.c). */
 static void follower_abort(struct follower *f) {
-  struct evhttp_request *req = f->req;
+  struct reader_out *out = f->out;
   follower_detach(f);
-  http_stream_abort(req);
+  out->ops->cut(out);
 }
 
 static void follower_flush(struct follower *f);
@@ -160,9 +146,7 @@ static size_t slice_end(const struct run *r, size_t from, size_t visible) {
 }
 
 /* The slice handed over last has left turnd's buffer: hand over the next. */
-static void on_slice_written(struct evhttp_connection *conn, void *arg) {
-  (void)conn;
-  struct follower *f = arg;
+void run_reader_written(struct follower *f) {
   f->writing = false;
   follower_flush(f);
 }
@@ -213,16 +197,16 @@ static bool flush_slice(struct follower *f, bool write_now) {
   }
   if (r->ended && r->committed == r->n_events && f->next_off == visible) {
     /* The last slice: the answer's end goes with it, in the same write. */
-    evhttp_send_reply_chunk(f->req, buf);
+    f->out->ops->send(f->out, buf, false);
     evbuffer_free(buf);
     follower_finish(f);
     return false;
   }
   f->writing = true;
-  evhttp_send_reply_chunk_with_cb(f->req, buf, on_slice_written, f);
+  f->out->ops->send(f->out, buf, true);
   evbuffer_free(buf);
-  if (!write_now || !http_stream_write_now(f->req))
-    return false; /* on_slice_written comes */
+  if (!write_now || !f->out->ops->write_now(f->out))
+    return false; /* run_reader_written comes */
   f->writing = false;
   return true;
 }
@@ -232,22 +216,20 @@ static void follower_flush(struct follower *f) {
     ;
 }
 
-int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq,
-               int64_t device) {
+int run_follow(struct run *r, struct reader_out *out, uint64_t next_seq, int64_t device) {
   struct follower *f = calloc(1, sizeof *f);
   if (f == NULL) return -1;
   f->device = device;
   f->run = r;
-  f->req = req;
-  f->conn = evhttp_request_get_connection(req);
+  f->out = out;
+  out->reader = f;
   /* A reader may ask for a seq the turn has not reached yet: it gets nothing
    * until then. */
   f->start_seq = next_seq;
   f->next_off = next_seq == 0 ? 0 : SIZE_MAX;
   f->next = r->followers;
   r->followers = f;
-  conn_watch_set_closecb(f->conn, on_follower_close, f);
-  http_stream_start(req);
+  out->ops->start(out);
   follower_flush(f);
   return 0;
 }

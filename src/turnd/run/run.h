@@ -12,7 +12,7 @@
 
 struct turnd;
 struct session;
-struct evhttp_request;
+struct evbuffer;
 struct follower;
 struct model_call;
 struct request_job;
@@ -81,11 +81,37 @@ int run_request_turn(const char *request, char *turn, size_t cap);
 /* The run an approval request belongs to, or NULL. */
 struct run *run_of_request(struct turnd *d, const char *request);
 
-/* Streams the run to req from seq next_seq on, then follows it to its end, for
- * the paired device `device` (auth.h). The answer's status line is sent here.
- * Returns 0 or -1 (req already answered). */
-int run_follow(struct run *r, struct evhttp_request *req, uint64_t next_seq,
-               int64_t device);
+/* Where a reader's lines go, as the run sees it: http/ makes one of a
+ * streaming answer (http_follow.h), so that the run knows no HTTP. */
+struct follower;
+struct reader_out_ops;
+struct reader_out {
+  const struct reader_out_ops *ops;
+  struct follower *reader; /* set by run_follow: what the out hands back */
+};
+struct reader_out_ops {
+  /* The stream begins (its status line); the out now tells the run of its
+   * client's going (run_reader_gone). */
+  void (*start)(struct reader_out *o);
+  /* Hands buf's bytes over (buf is emptied). With written, the out calls
+   * run_reader_written once they have left turnd's buffer. */
+  void (*send)(struct reader_out *o, struct evbuffer *buf, bool written);
+  /* Writes what was handed over to the socket now: true when all of it went,
+   * and then no run_reader_written comes for it. */
+  bool (*write_now)(struct reader_out *o);
+  /* Ends the stream whole, or cuts it off so that the client can tell it from
+   * a whole one. Either frees o. */
+  void (*end)(struct reader_out *o);
+  void (*cut)(struct reader_out *o);
+};
+/* Streams the run to out from seq next_seq on, then follows it to its end, for
+ * the paired device `device` (auth.h). Returns 0, or -1 (out not started: its
+ * owner answers). The out may be ended before this returns. */
+int run_follow(struct run *r, struct reader_out *out, uint64_t next_seq, int64_t device);
+/* From the out: its client went away (the reader is gone; the out frees itself),
+ * or what was handed over with written has left turnd's buffer. */
+void run_reader_gone(struct follower *f);
+void run_reader_written(struct follower *f);
 /* Ends the answers of every reader whose device still_paired() refuses. */
 void run_drop_followers(struct turnd *d, bool (*still_paired)(void *ctx, int64_t device),
                         void *ctx);
