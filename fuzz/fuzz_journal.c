@@ -13,7 +13,7 @@
  *                one does not fit: the rest is appended to the first file raw */
 #include "fuzz_support.h"
 #include "turnd/store/store_journal.h"
-#include "turnd/store/store_write.h"
+#include "turnd/store/write_list.h"
 
 #include <sodium.h>
 #include <stdint.h>

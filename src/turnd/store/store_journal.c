@@ -9,7 +9,7 @@
  * that a power cut left as zeros, from a whole one. */
 #include "store_journal.h"
 
-#include "store_write.h"
+#include "write_list.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -211,35 +211,6 @@ static void checkpointer_stop(struct checkpointer *cp) {
 
 /* ------------------------------------------------------------------ writer */
 
-struct write *write_new(enum write_kind kind, const char *const s[3],
-                        const size_t slen[3], const uint64_t num[3], const void *blob,
-                        size_t blob_len, void *owner) {
-  size_t total = blob_len;
-  for (int i = 0; i < 3; i++)
-    if (s[i] != NULL) total += slen[i] + 1;
-  struct write *wr = malloc(sizeof *wr + total);
-  if (wr == NULL) return NULL;
-  memset(wr, 0, sizeof *wr);
-  wr->kind = kind;
-  wr->owner = owner;
-  char *p = wr->text;
-  for (int i = 0; i < 3; i++) {
-    wr->num[i] = num[i];
-    if (s[i] == NULL) continue;
-    memcpy(p, s[i], slen[i]);
-    p[slen[i]] = '\0';
-    wr->s[i] = p;
-    wr->slen[i] = slen[i];
-    p += slen[i] + 1;
-  }
-  if (blob != NULL) {
-    memcpy(p, blob, blob_len);
-    wr->blob = p;
-    wr->blob_len = blob_len;
-  }
-  return wr;
-}
-
 static size_t write_bytes(const struct write *wr) {
   size_t n = wr->blob_len;
   for (int i = 0; i < 3; i++)
@@ -251,25 +222,6 @@ static uint64_t monotonic_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void list_append(struct write_list *to, struct write_list *from) {
-  if (from->first == NULL) return;
-  if (to->first == NULL)
-    to->first = from->first;
-  else
-    to->last->next = from->first;
-  to->last = from->last;
-  from->first = from->last = NULL;
-}
-
-void write_list_free(struct write_list *l) {
-  while (l->first != NULL) {
-    struct write *next = l->first->next;
-    free(l->first);
-    l->first = next;
-  }
-  l->last = NULL;
 }
 
 static void carry_out(struct writer *w, struct write *wr) {
@@ -390,7 +342,7 @@ static void *writer_main(void *arg) {
     }
     if (!w->keep_journal) journal_release(&w->journal, gen);
     pthread_mutex_lock(&w->lock);
-    list_append(&w->done, &batch);
+    write_list_append(&w->done, &batch);
     w->done_gen = gen;
     w->busy = false;
     if (w->queue.first == NULL) pthread_cond_broadcast(&w->idle);
@@ -429,7 +381,7 @@ struct replay {
 
 static int replay_frame(void *ctx, uint64_t gen, struct write_list *l) {
   struct replay *rp = ctx;
-  list_append(&rp->all, l);
+  write_list_append(&rp->all, l);
   rp->gen = gen;
   return 0;
 }
@@ -595,7 +547,7 @@ uint64_t writer_hand(struct writer *w, struct write_list *l, bool urgent) {
       w->queued_at_ms = monotonic_ms();
       wake = true;
     }
-    list_append(&w->queue, l);
+    write_list_append(&w->queue, l);
     w->handed_gen++;
     if (w->queued_bytes < COMMIT_BYTES && w->queued_bytes + bytes >= COMMIT_BYTES)
       wake = true;

@@ -23,48 +23,13 @@
 #define TURND_STORE_WRITE_H
 
 #include "store_journal.h"
+#include "write_list.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-enum write_kind {
-  WRITE_SESSION_PUT,
-  WRITE_MESSAGE_ADD,
-  WRITE_TURN_ADD,
-  WRITE_EVENTS_ADD,
-  WRITE_TURN_ENDED,
-  WRITE_MESSAGE_PART,
-  WRITE__COUNT
-};
-
-/* One queued write: its values are copied into text[], so the caller's buffers
- * are free once it is queued. */
-struct write {
-  struct write *next;
-  enum write_kind kind;
-  void *owner;      /* WRITE_EVENTS_ADD: handed back by store_reap; else NULL */
-  uint64_t num[3];  /* the numbers, in the order the statement binds them */
-  const char *s[3]; /* the strings (in text[]); NULL past the kind's count */
-  size_t slen[3];   /* their lengths, without the NUL (0 for NULL) */
-  const void *blob; /* the lines of WRITE_EVENTS_ADD, the bytes of WRITE_MESSAGE_PART
-                       (in text[]) */
-  size_t blob_len;
-  char text[];
-};
-
-struct write_list {
-  struct write *first, *last;
-};
-
-/* A write of kind with up to three strings (s[i] NULL: none; slen[i] bytes
- * each, a NUL is added) and a blob, all copied into it. Returns it (owned,
- * next NULL), or NULL when out of memory. */
-struct write *write_new(enum write_kind kind, const char *const s[3],
-                        const size_t slen[3], const uint64_t num[3], const void *blob,
-                        size_t blob_len, void *owner);
 
 struct checkpointer {
   pthread_t thread;
@@ -134,8 +99,6 @@ bool writer_journaled(const struct writer *w);
 uint64_t writer_done_gen(struct writer *w);
 /* Blocks until everything handed over is done. */
 void writer_wait(struct writer *w);
-/* Frees every write of the list. */
-void write_list_free(struct write_list *l);
 /* Takes the done list (the eventfd is drained). */
 void writer_take_done(struct writer *w, struct write_list *out);
 
