@@ -2,14 +2,12 @@
 #ifndef TURND_DAEMON_H
 #define TURND_DAEMON_H
 
+#include "agent/agent.h"
 #include "agent/provider.h"
 #include "agent/script.h"
 #include "agent/tools.h"
-#include "auth/auth.h"
-#include "auth/guard.h"
 #include "idmap.h"
 #include "options.h"
-#include "run/tools_config.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,6 +21,9 @@ struct store;
 struct model_http;
 struct request_builder;
 struct store_reader;
+struct auth;
+struct guard;
+struct tools_config;
 
 /* The model of --model when it is a provider's. */
 struct model_config {
@@ -43,7 +44,7 @@ struct turnd {
   struct model_http *mh;      /* owned: model calls over HTTP, when external */
   struct request_builder *rb; /* owned: builds model requests and histories */
   struct store_reader *request_reader; /* owned: the builder's connection to the store */
-  struct tools_config tools_config;    /* the owner's tools, from --tools files */
+  struct tools_config *tools_config;   /* owned: the owner's tools, from --tools files */
   struct toolset toolset;   /* every tool a model may call (demo and the owner's) */
   struct run *runs;         /* live and recently ended turns, newest first */
   struct run *closing;      /* released runs, freed at the end of the iteration */
@@ -52,9 +53,9 @@ struct turnd {
   struct session *sessions; /* every session; see session.h */
   struct idmap session_ids; /* session id -> struct session */
   struct idmap run_ids;     /* run id -> struct run, for runs on the list above */
-  struct store *store;      /* owned; written through persist.c only */
-  struct event *commit_ev;  /* owned: the end-of-iteration hand-over (persist.c) */
-  struct event *reap_ev;    /* owned: the store's writer committed (persist.c) */
+  struct store *store;      /* owned; written through run_persist.c only */
+  struct event *commit_ev;  /* owned: the end-of-iteration hand-over (run_persist.c) */
+  struct event *reap_ev;    /* owned: the store's writer committed (run_persist.c) */
   bool commit_armed;        /* commit_ev is active */
   struct run *dirty;        /* runs with events not yet in the store */
   struct run *handed;       /* runs with events queued for the next hand-over */
@@ -64,10 +65,11 @@ struct turnd {
   struct run *paused;       /* runs whose pump waits for the store (run.c) */
   bool commit_urgent;       /* the next hand-over is committed without delay */
   struct event *trim_ev;    /* owned: gives freed memory back to the system */
-  struct auth auth;         /* the paired devices (auth.h) */
-  struct guard guard;       /* the owner guard (guard.h) */
-  bool draining;            /* told to stop: running turns end, no new one starts */
-  bool stopping;            /* the loop has ended: what comes back now is not answered */
+  struct auth *auth;        /* owned: the paired devices (auth.h) */
+  struct guard *guard;      /* owned: the owner guard (guard.h) */
+  struct agent_guard guard_view; /* the guard's state every agent reads (guard.h) */
+  bool draining;                 /* told to stop: running turns end, no new one starts */
+  bool stopping; /* the loop has ended: what comes back now is not answered */
 };
 
 #endif

@@ -1,17 +1,20 @@
 /* turnd: the turn backend. Parses the command line, starts the HTTP server on
  * one event loop, says where it listens, and stops cleanly on SIGTERM or SIGINT. */
 #include "auth/admin.h"
+#include "auth/auth.h"
 #include "auth/auth_db.h"
+#include "auth/guard.h"
 #include "daemon.h"
+#include "http/routes.h"
 #include "http/server.h"
 #include "loop_prio.h"
 #include "model_config.h"
 #include "options.h"
 #include "run/model_http.h"
-#include "run/persist.h"
 #include "run/request_build.h"
 #include "run/run.h"
 #include "run/session.h"
+#include "run/tools_config.h"
 #include "store/store.h"
 #include "thread_sched.h"
 
@@ -126,12 +129,15 @@ static int load_tools(struct turnd *d, const char *spec) {
     have_file = true;
     file = item;
     char err[512];
-    if (tools_config_load(&d->tools_config, item, err, sizeof err) != 0) {
+    d->tools_config = calloc(1, sizeof *d->tools_config);
+    if (d->tools_config == NULL ||
+        tools_config_load(d->tools_config, item, err, sizeof err) != 0) {
+      if (d->tools_config == NULL) snprintf(err, sizeof err, "out of memory");
       fprintf(stderr, "turnd: %s\n", err);
       return -1;
     }
-    for (size_t i = 0; i < d->tools_config.n; i++) {
-      const struct tool_config *t = &d->tools_config.tools[i];
+    for (size_t i = 0; i < d->tools_config->n; i++) {
+      const struct tool_config *t = &d->tools_config->tools[i];
       if (toolset_add(&d->toolset, t->name, t->description, t->input_schema, t->tier,
                       t->effect, TOOL_EXTERNAL, i) != 0) {
         fprintf(stderr,
@@ -146,7 +152,9 @@ static int load_tools(struct turnd *d, const char *spec) {
 
 static void free_tools(struct turnd *d) {
   toolset_fini(&d->toolset);
-  tools_config_free(&d->tools_config);
+  if (d->tools_config != NULL) tools_config_free(d->tools_config);
+  free(d->tools_config);
+  d->tools_config = NULL;
 }
 
 /* Sets up who may get in, once the address is known, and prints where turnd
@@ -155,8 +163,10 @@ static bool still_paired(void *ctx, int64_t device) {
   return auth_device_paired(ctx, device);
 }
 
-/* An admin command unpaired devices: the streams they read stop. */
-static void drop_unpaired_readers(struct turnd *d) {
+/* An admin command changed auth.db: the streams of unpaired devices stop, and
+ * `turnd set-pin` may have been the change. */
+static void auth_changed(struct turnd *d) {
+  guard_pin_set(d);
   run_drop_followers(d, still_paired, d);
 }
 
@@ -173,13 +183,12 @@ static int start_auth(struct turnd *d, const struct options *opt, uint16_t port)
   char link_url[300];
   snprintf(link_url, sizeof link_url, "http://%s%s%s:%u", v6 ? "[" : "", link_host,
            v6 ? "]" : "", (unsigned)port);
-  if (auth_start(d, link_url, drop_unpaired_readers) != 0 || guard_start(d) != 0)
-    return -1;
+  if (auth_start(d, link_url, auth_changed) != 0 || guard_start(d) != 0) return -1;
   printf("listening on %s\n", url);
   char link[400];
   if (opt->no_auth) {
     printf("no auth (--no-auth): whoever reaches this address is the owner\n");
-  } else if (admin_pair_link(d->auth.db, link, sizeof link) == 0) {
+  } else if (admin_pair_link(d->auth->db, link, sizeof link) == 0) {
     /* The link last, where someone who just started turnd at a terminal finds
      * it: what is said about it comes first (stdout is line-buffered there; to a
      * pipe both lines go in one write, as readers of the link expect). */
@@ -306,7 +315,7 @@ int main(int argc, char **argv) {
   }
   struct server srv;
   if (persist_start(&d) != 0 || start_builder(&d) != 0 ||
-      server_start(&srv, &d, base, &opt) != 0) {
+      server_start(&srv, &d, base, &opt, routes_dispatch) != 0) {
     stop_builder(&d);
     persist_stop(&d);
     session_free_all(&d);

@@ -67,30 +67,31 @@ static int reload(struct auth *a) {
   return 0;
 }
 
-/* An admin command changed auth.db: take its devices and PIN, and stop the
- * streams of those devices that are gone. */
+/* An admin command changed auth.db: take its devices, and tell of the change
+ * (the streams of devices that are gone stop; `turnd set-pin` may be it). */
 static void refresh(struct turnd *d) {
-  struct auth *a = &d->auth;
+  struct auth *a = d->auth;
   if (auth_db_changed(a->db) != 1) return;
-  guard_pin_set(d); /* `turnd set-pin` may be the change */
   if (reload(a) != 0) {
     auth_db_change_missed(a->db);
     return;
   }
-  a->devices_changed(d);
+  a->changed(d);
 }
 
 static void on_poll(evutil_socket_t fd, short what, void *arg) {
   (void)fd;
   (void)what;
   refresh(arg);
-  guard_tick(arg, turnd_now_ms());
 }
 
-int auth_start(struct turnd *d, const char *url,
-               void (*devices_changed)(struct turnd *d)) {
-  struct auth *a = &d->auth;
-  a->devices_changed = devices_changed;
+int auth_start(struct turnd *d, const char *url, void (*changed)(struct turnd *d)) {
+  struct auth *a = d->auth = calloc(1, sizeof *d->auth);
+  if (a == NULL) {
+    fprintf(stderr, "turnd: out of memory\n");
+    return -1;
+  }
+  a->changed = changed;
   a->off = d->opt->no_auth;
   a->owner_active_ms = turnd_now_ms();
   char err[256];
@@ -115,11 +116,13 @@ int auth_start(struct turnd *d, const char *url,
 }
 
 void auth_stop(struct turnd *d) {
-  struct auth *a = &d->auth;
+  struct auth *a = d->auth;
+  if (a == NULL) return;
   if (a->poll_ev != NULL) event_free(a->poll_ev);
   auth_db_close(a->db);
   free(a->devices);
-  memset(a, 0, sizeof *a);
+  free(a);
+  d->auth = NULL;
 }
 
 static struct auth_device *find(struct auth *a, const unsigned char *hash) {
@@ -129,7 +132,7 @@ static struct auth_device *find(struct auth *a, const unsigned char *hash) {
 }
 
 bool auth_request(struct turnd *d, const char *authorization, int64_t *device) {
-  struct auth *a = &d->auth;
+  struct auth *a = d->auth;
   *device = 0;
   uint64_t now = turnd_now_ms();
   if (a->off) {
@@ -160,7 +163,7 @@ bool auth_request(struct turnd *d, const char *authorization, int64_t *device) {
 }
 
 bool auth_device_paired(struct turnd *d, int64_t device) {
-  struct auth *a = &d->auth;
+  struct auth *a = d->auth;
   if (a->off) return true;
   for (size_t i = 0; i < a->n; i++)
     if (a->devices[i].id == device) return true;
@@ -169,7 +172,7 @@ bool auth_device_paired(struct turnd *d, int64_t device) {
 
 enum auth_pair_result auth_pair(struct turnd *d, const char *code, const char *name,
                                 char token[CREDENTIAL_TOKEN_LEN + 1], unsigned *retry_s) {
-  struct auth *a = &d->auth;
+  struct auth *a = d->auth;
   uint64_t now = turnd_now_ms();
   if (now - a->pair_window_ms >= PAIR_WINDOW_MS) {
     a->pair_window_ms = now;

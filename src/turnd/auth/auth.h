@@ -27,20 +27,19 @@ struct auth {
   bool off;                    /* --no-auth (loopback only): everyone is the owner */
   struct auth_device *devices; /* owned; n of them */
   size_t n;
-  struct event *poll_ev;    /* owned: each second, admin changes and streams to cut */
+  struct event *poll_ev;    /* owned: each second, admin changes */
   uint64_t pair_window_ms;  /* the start of the minute wrong codes are counted in */
   unsigned pair_wrong;      /* wrong codes in that minute */
   uint64_t owner_active_ms; /* the last authenticated request (for --lock-after) */
-  void (*devices_changed)(struct turnd *d); /* see auth_start */
+  void (*changed)(struct turnd *d); /* see auth_start */
 };
 
 /* Opens DIR/auth.db, loads the devices, records url (what clients reach turnd
- * at, for pairing links) and starts the poll. devices_changed(d) is called once
- * an admin command changed the paired devices (the streams of those gone are
- * to stop). Returns 0, or -1 with a message on stderr and nothing to free but
- * through auth_stop. */
-int auth_start(struct turnd *d, const char *url,
-               void (*devices_changed)(struct turnd *d));
+ * at, for pairing links) and starts the poll. changed(d) is called once an
+ * admin command changed auth.db (the devices are reloaded by then: the
+ * streams of those gone are to stop; the PIN may have changed). Returns 0, or
+ * -1 with a message on stderr and nothing to free but through auth_stop. */
+int auth_start(struct turnd *d, const char *url, void (*changed)(struct turnd *d));
 void auth_stop(struct turnd *d);
 
 /* Whether a request's Authorization header (NULL: none) carries the token of a

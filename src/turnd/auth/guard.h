@@ -10,7 +10,7 @@
  * GUARD_LOCKOUT_MAX_S, until the right PIN. "locked", the wrong PINs and the
  * lockouts survive a restart (auth.db): a restart gives a guesser nothing.
  * While locked, a new turn is refused and a tier-2 call does not run (the
- * agent reads guard.view). */
+ * agent reads the daemon's guard_view, which the guard keeps). */
 #ifndef TURND_GUARD_H
 #define TURND_GUARD_H
 
@@ -22,6 +22,7 @@
 
 struct turnd;
 struct pin_check;
+struct event;
 
 #define GUARD_FAILURES_MAX  5
 #define GUARD_LOCKOUT_S     300
@@ -40,13 +41,14 @@ enum guard_pin {
 typedef void guard_pin_cb(void *ctx, enum guard_pin result);
 
 struct guard {
-  struct agent_guard view;   /* what every agent reads: locked, step-up effects */
+  struct agent_guard *view;  /* the daemon's guard_view: what every agent reads */
   unsigned failures;         /* wrong PINs in a row */
   unsigned lockouts;         /* lockouts in a row, since the last right PIN */
   uint64_t lockout_until_ms; /* no PIN is checked before this */
   struct pin_check *check;   /* the check in flight, or NULL */
   char *effects;             /* owned: --step-up-effects, split into effect_list */
   const char *effect_list[GUARD_EFFECTS_MAX]; /* into effects; view points here */
+  struct event *tick_ev;                      /* owned: each second, guard_tick */
   guard_pin_cb *cb;                           /* the check in flight's caller ... */
   void *cb_ctx;                               /* ... and its context */
 };
@@ -65,7 +67,8 @@ void guard_stop(struct turnd *d); /* abandons the check too, if still there */
 int guard_pin_set(struct turnd *d);
 /* Locks. Returns 0, or -1 when auth.db fails. */
 int guard_lock(struct turnd *d);
-/* Called each second: locks after --lock-after seconds without the owner. */
+/* Each second (guard_start sets it going): locks after --lock-after seconds
+ * without the owner. */
 void guard_tick(struct turnd *d, uint64_t now_ms);
 
 /* Checks pin[0..len). Returns GUARD_PIN_OK when the check started (cb then

@@ -5,6 +5,7 @@
  * whose effect needs the step-up takes the owner's PIN: 403 without it or when wrong,
  * and 409 while no PIN exists (the call waits: the owner may set one and approve
  * again). */
+#include "auth/credential.h"
 #include "auth/guard.h"
 #include "daemon.h"
 #include "http_body.h"
@@ -76,7 +77,7 @@ void route_approval_decide(struct server *s, struct evhttp_request *req,
                               : "pin must be a string of at most 128 bytes");
     return;
   }
-  if (s->d->guard.view.locked && d == TURN_DECISION_APPROVED) {
+  if (s->d->guard_view.locked && d == TURN_DECISION_APPROVED) {
     /* The owner is away: nothing is approved. A no makes nothing happen, so it
      * stays open. */
     json_decref(body);

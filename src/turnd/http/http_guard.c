@@ -2,6 +2,7 @@
  * POST /api/guard/unlock {"pin": "..."}. Unlocking needs the step-up; locking
  * does not (anyone holding a device may lock), but needs a PIN to exist, or
  * nothing could unlock again. */
+#include "auth/credential.h"
 #include "auth/guard.h"
 #include "daemon.h"
 #include "http_body.h"
@@ -20,8 +21,8 @@ void route_guard_get(struct server *s, struct evhttp_request *req,
   struct turnd *d = s->d;
   int pin_set = guard_pin_set(d);
   json_t *effects = json_array();
-  for (size_t i = 0; effects != NULL && i < d->guard.view.n_step_up_effects; i++)
-    json_array_append_new(effects, json_string(d->guard.view.step_up_effects[i]));
+  for (size_t i = 0; effects != NULL && i < d->guard_view.n_step_up_effects; i++)
+    json_array_append_new(effects, json_string(d->guard_view.step_up_effects[i]));
   if (pin_set < 0 || effects == NULL) {
     json_decref(effects);
     http_error_send(req, HTTP_E_INTERNAL);
@@ -30,7 +31,7 @@ void route_guard_get(struct server *s, struct evhttp_request *req,
   json_t *lock_after =
       d->opt->lock_after_s > 0 ? json_integer(d->opt->lock_after_s) : json_null();
   http_reply_json(req, 200,
-                  json_pack("{s:b,s:b,s:o,s:o}", "locked", d->guard.view.locked,
+                  json_pack("{s:b,s:b,s:o,s:o}", "locked", d->guard_view.locked,
                             "pin_set", pin_set == 1, "lock_after", lock_after,
                             "step_up_effects", effects));
 }

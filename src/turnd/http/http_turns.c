@@ -63,8 +63,9 @@ void route_turn_create(struct server *s, struct evhttp_request *req,
     /* While locked the turn is refused, and its new session keeps nothing of
      * what was sent: a device that may not act does not get to title the
      * owner's sessions. */
-    session = session_create(s->d, s->d->guard.view.locked ? "Refused: turnd was locked"
+    session = session_create(s->d, s->d->guard_view.locked ? "Refused: turnd was locked"
                                                            : json_string_value(text));
+    if (session != NULL) persist_session(s->d, session);
   }
   struct run *r =
       session != NULL ? run_start(s->d, session, json_string_value(text)) : NULL;

@@ -119,7 +119,7 @@ static bool from_this_machine(struct evhttp_request *req) {
  * check comes before the route is even looked up: without a token, turnd says
  * nothing about which paths exist. */
 static bool authorized(struct server *s, struct evhttp_request *req) {
-  if (s->d->auth.off && !from_this_machine(req)) {
+  if (s->d->auth->off && !from_this_machine(req)) {
     http_error_send(req, HTTP_E_NOT_LOOPBACK);
     return false;
   }

@@ -8,7 +8,6 @@
 #include "conn_watch.h"
 #include "http_body.h"
 #include "http_error.h"
-#include "routes.h"
 
 #include <event2/event.h>
 #include <event2/http.h>
@@ -61,7 +60,7 @@ static void on_request(struct evhttp_request *req, void *arg) {
     http_error_send(req, HTTP_E_BAD_REQUEST);
     return;
   }
-  routes_dispatch(s, req);
+  s->dispatch(s, req);
 }
 
 /* Out of descriptors (or memory) for a new connection: the listening socket
@@ -152,11 +151,13 @@ static unsigned max_connections(const struct options *opt) {
 }
 
 int server_start(struct server *s, struct turnd *d, struct event_base *base,
-                 const struct options *opt) {
+                 const struct options *opt,
+                 void (*dispatch)(struct server *s, struct evhttp_request *req)) {
   memset(s, 0, sizeof *s);
   s->d = d;
   s->base = base;
   s->opt = opt;
+  s->dispatch = dispatch;
   s->http = evhttp_new(base);
   s->accept_resume = evtimer_new(base, on_accept_resume, s);
   s->watch = conn_watch_new(base, max_connections(opt), opt->client_timeout_s,

@@ -1,5 +1,6 @@
-/* The HTTP side of turnd: one evhttp on the daemon's event loop, its bound
- * socket, and the route table every request goes through. */
+/* The HTTP side of turnd: one evhttp on the daemon's event loop and its bound
+ * socket; every request goes to the dispatcher it is given (the route table,
+ * routes.h). */
 #ifndef TURND_SERVER_H
 #define TURND_SERVER_H
 
@@ -13,6 +14,7 @@ struct event;
 struct event_base;
 struct evhttp;
 struct evhttp_bound_socket;
+struct evhttp_request;
 
 struct turnd;
 
@@ -27,12 +29,14 @@ struct server {
   struct conn_watch *watch;    /* owned: every connection's limits (conn_watch.h) */
   struct event *accept_resume; /* owned: accepting again after running out of fds */
   time_t fds_warned_at;        /* when that was last said on stderr */
+  void (*dispatch)(struct server *s, struct evhttp_request *req); /* routes_dispatch */
 };
 
 /* Binds opt's address and starts answering on base. Returns 0, or -1 with a
  * message on stderr and nothing left to free. */
 int server_start(struct server *s, struct turnd *d, struct event_base *base,
-                 const struct options *opt);
+                 const struct options *opt,
+                 void (*dispatch)(struct server *s, struct evhttp_request *req));
 void server_stop(struct server *s);
 
 #endif

@@ -47,7 +47,7 @@ static void on_checked(void *ctx, enum guard_pin result) {
   bool passed = result == GUARD_PIN_OK;
   if (result != GUARD_PIN_OK && result != GUARD_PIN_WRONG) {
     finish(w, false, HTTP_E_INTERNAL, 0);
-  } else if (w->goal == STEP_UP_APPROVE && passed && w->d->guard.view.locked) {
+  } else if (w->goal == STEP_UP_APPROVE && passed && w->d->guard_view.locked) {
     /* Locked while the PIN was checked: nothing is approved; the call waits. */
     finish(w, false, HTTP_E_LOCKED, 0);
   } else if (w->goal == STEP_UP_APPROVE) {

@@ -11,7 +11,6 @@
 #include "clock.h"
 #include "daemon.h"
 #include "loop_prio.h"
-#include "persist.h"
 #include "random_hex.h"
 #include "replay.h"
 #include "session.h"
@@ -266,7 +265,7 @@ static void run_free(struct run *r) {
 /* Ended and kept for --retain seconds: then it goes, unless someone still reads
  * or the store has yet to commit its last lines (then it goes once it has). It
  * leaves the daemon's list at once (no route finds it any more: they read the
- * store) and is freed at the hand-over step (persist.c), never inside its own
+ * store) and is freed at the hand-over step (run_persist.c), never inside its own
  * timer's callback. */
 static void run_release(struct run *r) {
   if (r->released) return; /* its timer was already due when it was trimmed */
@@ -725,7 +724,7 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
   r->d = d;
   r->session = s;
   bool busy = s->running != NULL;
-  bool locked = d->guard.view.locked;
+  bool locked = d->guard_view.locked;
   r->order = turn_order_new(NULL);
   r->timer = evtimer_new(d->base, on_timer, r);
   r->resume = event_new(d->base, -1, 0, on_resume, r);
@@ -747,7 +746,7 @@ struct run *run_start(struct turnd *d, struct session *s, const char *text) {
                                 d->opt->coalesce_ms};
   agent_set_limits(&r->agent, &limits);
   agent_set_tools(&r->agent, &d->toolset);
-  agent_set_guard(&r->agent, &d->guard.view);
+  agent_set_guard(&r->agent, &d->guard_view);
   if (idmap_put(&d->run_ids, r->id, r) != 0) {
     agent_fini(&r->agent);
     turn_order_free(r->order);

@@ -42,7 +42,7 @@ struct run {
   size_t live_counted;        /* not ended: its log's memory, in d->live_bytes */
   bool paused;                /* the pump waits for the store to take lines
                                  (too much of the turn is in memory): on
-                                 d->paused, resumed from persist.c's reap */
+                                 d->paused, resumed from run_persist.c's reap */
   struct run *next_paused;    /* in d->paused */
   struct follower *followers; /* readers streaming this run */
   uint64_t stored;            /* events handed to the store: seq < stored */
@@ -116,10 +116,10 @@ void run_reader_written(struct follower *f);
 void run_drop_followers(struct turnd *d, bool (*still_paired)(void *ctx, int64_t device),
                         void *ctx);
 
-/* The store's journal holds r's events before end_seq (persist.c): a crash can
+/* The store's journal holds r's events before end_seq (run_persist.c): a crash can
  * no longer take them back, and readers are handed them. */
 void run_durable(struct run *r, uint64_t end_seq);
-/* The store committed r's events before end_seq (persist.c): readers are handed
+/* The store committed r's events before end_seq (run_persist.c): readers are handed
  * them, and lines every reader has got leave memory. */
 void run_committed(struct run *r, uint64_t end_seq);
 /* Steps r's agent as far as it goes now, doing what it asks (run.c). */
@@ -130,7 +130,7 @@ void run_resume_paused(struct turnd *d);
 /* The agent asks for a model call (run_model.c): it starts once everything the
  * session said is committed. */
 void run_model_call(struct run *r);
-/* Everything r's session said so far is committed (persist.c): its model call
+/* Everything r's session said so far is committed (run_persist.c): its model call
  * starts. */
 void run_barrier_passed(struct run *r);
 /* r's turn is over or r is going: its call, if any, stops (run_model.c). */
@@ -161,10 +161,63 @@ int run_step_up(struct run *r, const char *request, bool passed);
 /* turnd is stopping: every running turn ends now as interrupted, and its readers
  * get that end (the loop must still run for it to reach them). */
 void run_interrupt_all(struct turnd *d);
-/* Frees the runs released during this loop iteration (see persist.c's end of
+/* Frees the runs released during this loop iteration (see run_persist.c's end of
  * iteration step). */
 void run_free_closing(struct turnd *d);
 /* Frees every run (at shutdown): followers' answers are ended first. */
 void run_free_all(struct turnd *d);
+
+/* -------------------------------------------- the hand-over to the store
+ *
+ * run_persist.c: what turnd hands the store, and when. Runs mark themselves
+ * dirty as they emit, and one step at the end of the loop iteration queues each dirty
+ * run's new events as one chunk and hands everything queued since the last step (messages
+ * and sessions too) to the store, which journals it at once and commits it
+ * soon after. Once the journal has a chunk, readers see those events (a turn's
+ * end: once it is committed), so what a reader saw survives a kill -9; once the
+ * database has it, its run is told (run_committed) and the lines may leave
+ * memory. At start-up it loads the sessions and ends the turns a crash left
+ * running. */
+
+struct convo_message;
+
+/* Opens the store in the data folder, loads its sessions, ends the turns that
+ * were running when turnd last died. Returns 0, or -1 after saying why on
+ * stderr. */
+int persist_start(struct turnd *d);
+/* Commits what is left and closes the store (after every run is freed). */
+void persist_stop(struct turnd *d);
+
+/* Asks for the hand-over step at the end of this loop iteration. */
+void persist_soon(struct turnd *d);
+/* r has events the store has not got yet. */
+void persist_run_dirty(struct run *r);
+/* Queues every dirty run's events now (the hand-over is at the end of the
+ * iteration). */
+void persist_pending(struct turnd *d);
+/* Queues r's events now; r is told when they are committed (r is leaving the
+ * daemon's list and must stay in memory until then). */
+void persist_run_now(struct run *r);
+/* Queues r's events now, and nobody is told (r is being freed: shutting down). */
+void persist_run_last(struct run *r);
+/* A new turn (before its first event is marked dirty). */
+void persist_turn_started(struct run *r);
+/* A message of r's conversation: it is numbered in r's session, which it
+ * updates. Takes m->json. */
+void persist_message(struct run *r, struct convo_message *m);
+/* The front of the message r's agent is building, once it is long: a long
+ * reply goes to the store as it grows, so that it is never held whole nor
+ * handed over in one piece (which for tens of megabytes held the loop up for
+ * a large part of a second). Call after the messages are taken. */
+void persist_message_front(struct run *r);
+/* The session row as it is now (new, or its title, time or count changed). */
+void persist_session(struct turnd *d, const struct session *s);
+
+/* Before r reads its session's conversation from the store: hands everything
+ * queued to the writer. Returns true when all of it is committed already, else
+ * false, and run_barrier_passed(r) is called once it is. */
+bool persist_barrier(struct run *r);
+/* r no longer waits at its barrier (it is being freed). */
+void persist_barrier_leave(struct run *r);
 
 #endif

@@ -8,7 +8,6 @@
 #include "agent/convo.h"
 #include "daemon.h"
 #include "model_http.h"
-#include "persist.h"
 #include "request_build.h"
 #include "session.h"
 #include "store/store.h"

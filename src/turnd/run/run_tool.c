@@ -19,7 +19,7 @@ static void on_tool_event(void *ctx, const struct tool_proc_event *ev) {
 
 void run_tool_start(struct run *r, const struct agent_call *call,
                     const struct tool_def *tool) {
-  const struct tool_config *cfg = &r->d->tools_config.tools[tool->shell_index];
+  const struct tool_config *cfg = &r->d->tools_config->tools[tool->shell_index];
   r->tool = tool_proc_start(r->d->base, cfg, call->input, on_tool_event, r);
   if (r->tool == NULL)
     agent_tool_done(&r->agent, false, "turnd could not start the tool", NULL);

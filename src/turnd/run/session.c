@@ -3,7 +3,6 @@
 
 #include "clock.h"
 #include "daemon.h"
-#include "persist.h"
 #include "random_hex.h"
 
 #include <stdio.h>
@@ -66,7 +65,7 @@ struct session *session_create(struct turnd *d, const char *first_text) {
     snprintf(s->id, sizeof s->id, "%s-%s", stamp, rnd);
   } while (session_find(d, s->id) != NULL);
   s->created_ms = s->updated_ms = now;
-  if ((s = add(d, s)) != NULL) persist_session(d, s);
+  s = add(d, s);
   return s;
 }
 

@@ -19,7 +19,8 @@ struct session {
 };
 
 struct session *session_find(struct turnd *d, const char *id);
-/* A new session titled after its first text. NULL when out of memory. */
+/* A new session titled after its first text (for the caller to store:
+ * persist_session). NULL when out of memory. */
 struct session *session_create(struct turnd *d, const char *first_text);
 /* A session read back from the store at start-up (copies the strings). NULL when
  * out of memory. */

@@ -1,13 +1,12 @@
-/* Handing runs, messages and sessions to the store (see persist.h). The store is
+/* Handing runs, messages and sessions to the store (see run.h). The store is
  * written only from here, so what belongs to one iteration's transaction is in
  * one place. */
-#include "persist.h"
+#include "run.h"
 
 #include "agent/call_close.h"
 #include "clock.h"
 #include "daemon.h"
 #include "loop_prio.h"
-#include "run.h"
 #include "session.h"
 #include "store/store.h"
 
