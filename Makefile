@@ -43,6 +43,7 @@ test-sanitize: deps
 
 check-source: deps
 	@scripts/check-source.sh
+	@scripts/check-includes.sh
 
 # Release builds everything, tests and bench included, warning-free; it runs nothing.
 .PHONY: test-release
