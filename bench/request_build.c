@@ -2,7 +2,7 @@
  * the session's history. Before every model call turnd checks the stored
  * conversation (convo_repair) and turns it into the provider's body; both parse
  * and write every message. This is most of the work turnd's builder thread
- * does off the loop (src/turnd/run/request_build.h; it also reads the messages from
+ * does off the loop (src/turnd/request_build.h; it also reads the messages from
  * the store); the figures say how long the loop would stall otherwise.
  *
  * A session here is N exchanges, each four messages as turnd stores them: the

@@ -1,8 +1,8 @@
-/* The request builder (src/turnd/run/request_build.c): jobs built on its thread in
+/* The request builder (src/turnd/request_build.c): jobs built on its thread in
  * the order handed over, each handed back on the loop to its owner unless the
  * owner forgot it, and at the latest when the builder stops; every input and
  * body is freed once (the suite runs under ASan too). */
-#include "turnd/run/request_build.h"
+#include "turnd/request_build.h"
 
 #include <event2/event.h>
 #include <pthread.h>

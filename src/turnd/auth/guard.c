@@ -1,7 +1,6 @@
 /* The owner guard; see guard.h. */
-#include "guard.h"
-
 #include "auth.h"
+
 #include "auth_db.h"
 #include "clock.h"
 #include "credential.h"

@@ -5,8 +5,7 @@
  * whose effect needs the step-up takes the owner's PIN: 403 without it or when wrong,
  * and 409 while no PIN exists (the call waits: the owner may set one and approve
  * again). */
-#include "auth/credential.h"
-#include "auth/guard.h"
+#include "auth/auth.h"
 #include "daemon.h"
 #include "http_body.h"
 #include "http_error.h"

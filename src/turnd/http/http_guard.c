@@ -2,8 +2,7 @@
  * POST /api/guard/unlock {"pin": "..."}. Unlocking needs the step-up; locking
  * does not (anyone holding a device may lock), but needs a PIN to exist, or
  * nothing could unlock again. */
-#include "auth/credential.h"
-#include "auth/guard.h"
+#include "auth/auth.h"
 #include "daemon.h"
 #include "http_body.h"
 #include "http_error.h"

@@ -3,8 +3,6 @@
  * time turnd ever says it. */
 #include "agent/history.h"
 #include "auth/auth.h"
-#include "auth/auth_db.h"
-#include "auth/credential.h"
 #include "clock.h"
 #include "daemon.h"
 #include "http_body.h"

@@ -7,7 +7,7 @@
 #include "conn_watch.h"
 #include "daemon.h"
 #include "http_reply.h"
-#include "run/replay.h"
+#include "run/run.h"
 
 #include <event2/buffer.h>
 #include <event2/http.h>

@@ -5,9 +5,8 @@
 #include "http_error.h"
 #include "http_reply.h"
 #include "routes.h"
-#include "run/request_build.h"
+#include "request_build.h"
 #include "run/run.h"
-#include "run/session.h"
 #include "server.h"
 #include "store/store.h"
 

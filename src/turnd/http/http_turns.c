@@ -7,7 +7,6 @@
 #include "http_replay.h"
 #include "routes.h"
 #include "run/run.h"
-#include "run/session.h"
 #include "server.h"
 #include "store/store.h"
 

@@ -1,7 +1,7 @@
 /* A request waiting for its PIN check; see step_up.h. */
 #include "step_up.h"
 
-#include "auth/guard.h"
+#include "auth/auth.h"
 #include "conn_watch.h"
 #include "daemon.h"
 #include "http_error.h"

@@ -1,7 +1,7 @@
 /* A turn's recorded lines read back from the store (see replay.h), a slice at
  * a time: the store is never read for more than about REPLAY_SLICE bytes at
  * once. */
-#include "replay.h"
+#include "run.h"
 
 #include "daemon.h"
 #include "store/store.h"

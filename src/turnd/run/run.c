@@ -12,8 +12,6 @@
 #include "daemon.h"
 #include "loop_prio.h"
 #include "random_hex.h"
-#include "replay.h"
-#include "session.h"
 #include "store/store.h"
 
 #include <event2/buffer.h>

@@ -1,6 +1,11 @@
-/* A turn inside turnd: its agent, every event it emitted (encoded, in order, each
- * checked by libturn's order checker first), and the readers following it. A run
- * is independent of any connection: readers come and go, the agent goes on. */
+/* What the run wing offers: live turns (run.c, with run_model.c and
+ * run_tool.c), their hand-over to the store (run_persist.c), sessions
+ * (session.c) and a turn's lines read back from the store (replay.c).
+ *
+ * A run is a turn inside turnd: its agent, every event it emitted (encoded, in
+ * order, each checked by libturn's order checker first), and the readers
+ * following it. A run is independent of any connection: readers come and go,
+ * the agent goes on. */
 #ifndef TURND_RUN_H
 #define TURND_RUN_H
 
@@ -219,5 +224,45 @@ void persist_session(struct turnd *d, const struct session *s);
 bool persist_barrier(struct run *r);
 /* r no longer waits at its barrier (it is being freed). */
 void persist_barrier_leave(struct run *r);
+
+/* ---------------------------------------------------------------- sessions
+ *
+ * session.c: a conversation's identity and the one turn that may run in it.
+ * All of them are held in memory (about a hundred bytes each), loaded from the
+ * store at start-up; every change is written through to the store. */
+
+struct session {
+  char id[32]; /* "20261001-080000-abcd": UTC creation time + random */
+  char *title; /* the first user text, shortened; owned */
+  uint64_t created_ms, updated_ms;
+  uint64_t message_count; /* messages stored: the next message's number */
+  struct run *running;    /* the turn in progress, or NULL: at most one (busy) */
+  struct session *next;   /* in turnd's list, newest first */
+};
+
+struct session *session_find(struct turnd *d, const char *id);
+/* A new session titled after its first text (for the caller to store:
+ * persist_session). NULL when out of memory. */
+struct session *session_create(struct turnd *d, const char *first_text);
+/* A session read back from the store at start-up (copies the strings). NULL when
+ * out of memory. */
+struct session *session_add_loaded(struct turnd *d, const char *id, const char *title,
+                                   uint64_t created_ms, uint64_t updated_ms,
+                                   uint64_t message_count);
+void session_free_all(struct turnd *d);
+
+/* ------------------------------------------------------------ stored lines
+ *
+ * replay.c: a turn's recorded lines read back from the store, a slice at a
+ * time: for a turn that is no longer in memory (ended long ago, or before a
+ * restart; http_replay.h streams those), and for a live turn's reader that
+ * fell behind what the turn still holds. */
+
+/* Appends to out the recorded lines of turn from seq *next_seq on, up to about a
+ * slice (64 KiB) and before stop_seq, and advances *next_seq past them. Also
+ * what a live turn's reader gets for the lines its turn no longer holds in
+ * memory. Returns 0, or -1 when the store cannot be read. */
+int replay_slice(struct turnd *d, const char *turn, uint64_t *next_seq, uint64_t stop_seq,
+                 struct evbuffer *out);
 
 #endif

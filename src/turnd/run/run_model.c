@@ -9,7 +9,6 @@
 #include "daemon.h"
 #include "model_http.h"
 #include "request_build.h"
-#include "session.h"
 #include "store/store.h"
 
 #include <stdio.h>

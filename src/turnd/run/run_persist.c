@@ -7,7 +7,6 @@
 #include "clock.h"
 #include "daemon.h"
 #include "loop_prio.h"
-#include "session.h"
 #include "store/store.h"
 
 #include <event2/event.h>

@@ -1,5 +1,5 @@
 /* Sessions; see session.h. */
-#include "session.h"
+#include "run.h"
 
 #include "clock.h"
 #include "daemon.h"
