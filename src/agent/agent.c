@@ -6,6 +6,24 @@
  *        -> (PROGRESS*) -> TOOLS ... -> CALL (the next model call) ... -> END -> DONE
  *   any state but DONE -> END [agent_cancel, a failed model call, the call cap]
  *
+ * Every move goes through set_state(), which refuses one next_states[] does
+ * not list:
+ *   TURN       -> CALL, END                    [next_action: a model, or none]
+ *   CALL       -> MODEL                        [next_action: the call starts]
+ *   MODEL      -> RETRY                        [take_model_event: throttled]
+ *   MODEL      -> TOOLS                        [reply_done: its calls run]
+ *   RETRY      -> MODEL                        [next_action: the call again]
+ *   TOOLS      -> TOOLS                        [result: a call refused or skipped]
+ *   TOOLS      -> APPROVAL, RUN_TOOL           [next_action: tier 2, or not]
+ *   TOOLS      -> CALL, END                    [next_action: all calls done]
+ *   APPROVAL   -> RUN_TOOL                     [next_action: decided or timed out]
+ *   RUN_TOOL   -> SHELL_TOOL, PROGRESS         [run_tool: the owner's, count_slowly]
+ *   RUN_TOOL, PROGRESS, SHELL_TOOL -> TOOLS    [result: the call is done]
+ *   any state but TURN, DONE -> END, DONE      [close_call, end_turn: the end, cut
+ *                                               short or not; END -> END per call]
+ *   TURN -> END also [next_action: no script turn matches]; MODEL -> END also
+ *   [reply_done, call_failed, take_model_event: the reply ends the turn]
+ *
  * In MODEL, each model event (model.h) becomes at most one protocol event:
  * the script's come from its steps, played here; an external model's come from
  * agent_model_event, one at a time. */
@@ -15,6 +33,7 @@
 #include "schema.h"
 #include "tools_demo.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +51,37 @@
 #define MAX_RETRIES      5          /* throttled attempts of one call before it fails */
 #define INBOX_CAP        (2u << 20) /* bytes of one model event's strings */
 
+#define TO(s)  (1u << (s))
+#define ENDING (TO(AGENT_S_END) | TO(AGENT_S_DONE)) /* a cancel, a failure, the end */
+/* The states each state may move to (see the list above). */
+static const unsigned next_states[AGENT_S_DONE + 1] = {
+    [AGENT_S_TURN] = TO(AGENT_S_CALL) | TO(AGENT_S_END),
+    [AGENT_S_CALL] = TO(AGENT_S_MODEL) | ENDING,
+    [AGENT_S_MODEL] = TO(AGENT_S_RETRY) | TO(AGENT_S_TOOLS) | ENDING,
+    [AGENT_S_RETRY] = TO(AGENT_S_MODEL) | ENDING,
+    [AGENT_S_TOOLS] = TO(AGENT_S_TOOLS) | TO(AGENT_S_APPROVAL) | TO(AGENT_S_RUN_TOOL) |
+                      TO(AGENT_S_CALL) | ENDING,
+    [AGENT_S_APPROVAL] = TO(AGENT_S_RUN_TOOL) | ENDING,
+    [AGENT_S_RUN_TOOL] =
+        TO(AGENT_S_SHELL_TOOL) | TO(AGENT_S_PROGRESS) | TO(AGENT_S_TOOLS) | ENDING,
+    [AGENT_S_PROGRESS] = TO(AGENT_S_TOOLS) | ENDING,
+    [AGENT_S_SHELL_TOOL] = TO(AGENT_S_TOOLS) | ENDING,
+    [AGENT_S_END] = ENDING,
+    [AGENT_S_DONE] = 0,
+};
+#undef TO
+#undef ENDING
+
+/* The one place the state changes. Build with -DAGENT_TRACE to see every move
+ * on stderr. */
+static void set_state(struct agent *a, enum agent_state next) {
+  assert(next_states[a->state] & (1u << next));
+#ifdef AGENT_TRACE
+  fprintf(stderr, "agent %s: %d -> %d\n", a->turn_id, (int)a->state, (int)next);
+#endif
+  a->state = next;
+}
+
 int agent_init(struct agent *a, const struct script_replies *replies,
                const char *user_text, const char *turn_id, const char *session_id,
                uint32_t approval_timeout_s) {
@@ -47,7 +97,7 @@ int agent_init(struct agent *a, const struct script_replies *replies,
   turn_buf_init(&a->call_ids, CALL_IDS_CAP, NULL);
   a->limits.max_model_calls = MAX_MODEL_CALLS;
   convo_init(&a->convo);
-  a->state = AGENT_S_TURN;
+  static_assert(AGENT_S_TURN == 0, "a zeroed agent starts its turn");
   a->stop = TURN_STOP_END_TURN;
   if (a->user_text == NULL || a->turn_id == NULL || a->session_id == NULL) {
     agent_fini(a);
@@ -383,7 +433,7 @@ static void close_call(struct agent *a, struct agent_action *out, uint64_t now_m
   out->ev.tool_result.approval =
       c->decision_told ? approval_of_decision[c->decision] : TURN_APPROVAL_NULL;
   a->tool++;
-  a->state = AGENT_S_END; /* the calls after it never began */
+  set_state(a, AGENT_S_END); /* the calls after it never began */
 }
 
 /* The turn ends: first every call it started and did not finish is closed, one
@@ -406,7 +456,7 @@ static void end_turn(struct agent *a, struct agent_action *out, turn_stop_reason
   calls_clear(a);
   emit(out, TURN_EV_END);
   out->ev.end.stop_reason = why;
-  a->state = AGENT_S_DONE;
+  set_state(a, AGENT_S_DONE);
 }
 
 static void notice(struct agent_action *out, turn_str text) {
@@ -451,7 +501,7 @@ static void result_for(struct agent *a, uint64_t now_ms, struct agent_action *ou
         : c->decision == TURN_DECISION_REJECTED ? TURN_APPROVAL_REJECTED
                                                 : TURN_APPROVAL_TIMEOUT;
   a->tool++;
-  a->state = AGENT_S_TOOLS;
+  set_state(a, AGENT_S_TOOLS);
 }
 
 static void result(struct agent *a, uint64_t now_ms, struct agent_action *out,
@@ -580,7 +630,7 @@ static void call_failed(struct agent *a, struct agent_action *out, const char *w
   notice(out, arena_text(a, buf, strlen(buf)));
   a->stop = TURN_STOP_ERROR;
   a->end_why = "the model call failed";
-  a->state = AGENT_S_END;
+  set_state(a, AGENT_S_END);
 }
 
 /* Seconds before throttled attempt n (from 1) starts again, when the provider
@@ -626,8 +676,8 @@ static void reply_done(struct agent *a, enum model_stop stop, struct agent_actio
   /* The calls that do not run each get a result that says so, so the turn ends
    * with none open (the reply itself stays): those of a reply cut at max_tokens
    * (the last may not even be whole) as the turn ends, the others here. */
-  a->state =
-      a->n_calls > 0 && a->stop != TURN_STOP_MAX_TOKENS ? AGENT_S_TOOLS : AGENT_S_END;
+  set_state(a, a->n_calls > 0 && a->stop != TURN_STOP_MAX_TOKENS ? AGENT_S_TOOLS
+                                                                 : AGENT_S_END);
   if (a->stop == TURN_STOP_MAX_TOKENS)
     a->end_why = "the reply was cut at the output limit";
   /* The protocol has no stop reason for a policy's stop, and a reply that
@@ -765,7 +815,7 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
       notice(out, str_of("The model asked for too many tool calls at once."));
       a->stop = TURN_STOP_ERROR;
       a->end_why = "the model asked for too many tool calls at once";
-      a->state = AGENT_S_END;
+      set_state(a, AGENT_S_END);
       return;
     }
     /* Past CALL_IDS_CAP (thousands of calls) a repeat is no longer caught. */
@@ -808,7 +858,7 @@ static void take_model_event(struct agent *a, const struct model_event *ev,
       emit(out, TURN_EV_THROTTLED);
       out->ev.throttled.delay_seconds = delay_s;
       a->pending_wait_ms = (uint64_t)(delay_s * 1000.0);
-      a->state = AGENT_S_RETRY;
+      set_state(a, AGENT_S_RETRY);
       return;
     }
     call_failed(a, out, ev->text != NULL ? ev->text : "", ev->text != NULL ? ev->len : 0);
@@ -903,12 +953,12 @@ static void run_tool(struct agent *a, uint64_t now_ms, struct agent_action *out)
     out->kind = AGENT_RUN_TOOL;
     out->call = c;
     out->tool = def;
-    a->state = AGENT_S_SHELL_TOOL;
+    set_state(a, AGENT_S_SHELL_TOOL);
     return;
   }
   if (strcmp(name, "count_slowly") == 0) {
     a->progress_done = 0;
-    a->state = AGENT_S_PROGRESS;
+    set_state(a, AGENT_S_PROGRESS);
     go_on(out);
     return;
   }
@@ -1041,7 +1091,7 @@ static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *o
     out->ev.turn.turn = str_of(a->turn_id);
     out->ev.turn.session = str_of(a->session_id);
     convo_user_text(&a->convo, a->user_text, now_ms);
-    a->state = a->external || a->replies != NULL ? AGENT_S_CALL : AGENT_S_END;
+    set_state(a, a->external || a->replies != NULL ? AGENT_S_CALL : AGENT_S_END);
     if (a->state == AGENT_S_END) a->stop = TURN_STOP_ERROR;
     return;
   case AGENT_S_CALL:
@@ -1055,7 +1105,7 @@ static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *o
     a->retries = 0;
     a->call_in = a->call_out = 0;
     a->call_counted = false;
-    a->state = AGENT_S_MODEL;
+    set_state(a, AGENT_S_MODEL);
     if (a->external) {
       a->model_calls++;
       out->kind = AGENT_MODEL_CALL;
@@ -1105,7 +1155,7 @@ static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *o
      * cut attempt said stays said. Whether it counts is the new attempt's to
      * say. */
     a->call_counted = false;
-    a->state = AGENT_S_MODEL;
+    set_state(a, AGENT_S_MODEL);
     if (a->external) {
       out->kind = AGENT_MODEL_CALL;
       return;
@@ -1116,7 +1166,7 @@ static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *o
     if (a->tool == a->n_calls) {
       convo_finish(&a->convo); /* the results go back in one message */
       /* the next model call, with the results; or the end the limit asked for */
-      a->state = a->skip_calls != NULL ? AGENT_S_END : AGENT_S_CALL;
+      set_state(a, a->skip_calls != NULL ? AGENT_S_END : AGENT_S_CALL);
       go_on(out);
       return;
     }
@@ -1154,10 +1204,10 @@ static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *o
       out->ev.approval.has_expires_at = true;
       out->ev.approval.expires_at_s =
           (double)a->deadline_ms / 1000.0; /* the deadline itself */
-      a->state = AGENT_S_APPROVAL;
+      set_state(a, AGENT_S_APPROVAL);
       return;
     }
-    a->state = AGENT_S_RUN_TOOL;
+    set_state(a, AGENT_S_RUN_TOOL);
     run_tool(a, now_ms, out);
     return;
   }
@@ -1180,7 +1230,7 @@ static void next_action(struct agent *a, uint64_t now_ms, struct agent_action *o
     emit(out, TURN_EV_APPROVAL_DECIDED);
     out->ev.approval_decided.request = str_of(c->request);
     out->ev.approval_decided.decision = c->decision;
-    a->state = AGENT_S_RUN_TOOL;
+    set_state(a, AGENT_S_RUN_TOOL);
     return;
   }
   case AGENT_S_RUN_TOOL:
