@@ -101,7 +101,7 @@ void *anthropic_stream_new(void) {
   struct anthropic *a = malloc(sizeof *a);
   if (a == NULL) return NULL;
   memset(a, 0, sizeof *a);
-  a->state = AS_WAIT;
+  set_state(a, AS_WAIT);
   turn_buf_init(&a->tool_input, TOOL_INPUT_MAX + 1, NULL);
   return a;
 }
