@@ -24,7 +24,7 @@
  *   DONE and FAILED absorb. In BLOCK one block is open, its index n_blocks - 1;
  *   tool_input holds bytes only while that block is a tool_use. */
 #include "json_short.h"
-#include "provider_impl.h"
+#include "provider_anthropic.h"
 
 #include "turn/turn.h"
 

@@ -23,7 +23,7 @@
  * until arguments arrive (or the reply finishes), so a name that comes in pieces
  * is whole when it is handed out; its arguments wait in `args` meanwhile. */
 #include "json_short.h"
-#include "provider_impl.h"
+#include "provider_openai.h"
 
 #include "turn/turn.h"
 
