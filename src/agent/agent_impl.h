@@ -1,5 +1,6 @@
 /* Inside the agent core (agent.h): what its files share. agent.c takes the
- * shell's inputs; agent_next.c is the state machine that makes each action;
+ * shell's inputs; agent_next.c is the state machine that makes each action,
+ * through agent_state.c's moves and agent_action.c's actions;
  * agent_reply.c turns the model's events into protocol events; agent_tools.c
  * runs the reply's tool calls; agent_script.c plays the script as the model.
  * Not for the shell. */
@@ -17,7 +18,7 @@ static inline turn_str str_of(const char *s) {
   return turn_str_c(s);
 }
 
-/* ---- The state machine and its actions (agent_next.c) -------------------- */
+/* ---- Moves and actions (agent_state.c, agent_action.c) ------------------- */
 
 /* The one place the state changes: asserts that the move is one the table of
  * transitions allows. */

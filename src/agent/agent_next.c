@@ -6,24 +6,7 @@
  *        -> (PROGRESS*) -> TOOLS ... -> CALL (the next model call) ... -> END -> DONE
  *   any state but DONE -> END [agent_cancel, a failed model call, the call cap]
  *
- * Every move goes through agent_set_state(), which refuses one next_states[]
- * does not list:
- *   TURN       -> CALL, END                    [next_action: a model, or none]
- *   CALL       -> MODEL                        [next_action: the call starts]
- *   MODEL      -> RETRY                        [agent_reply_take: throttled]
- *   MODEL      -> TOOLS                        [reply_done: its calls run]
- *   RETRY      -> MODEL                        [next_action: the call again]
- *   TOOLS      -> TOOLS                        [result: a call refused or skipped]
- *   TOOLS      -> APPROVAL, RUN_TOOL           [agent_tools_step: tier 2, or not]
- *   TOOLS      -> CALL, END                    [agent_tools_step: all calls done]
- *   APPROVAL   -> RUN_TOOL                     [agent_approval_step: decided]
- *   RUN_TOOL   -> SHELL_TOOL, PROGRESS         [agent_run_tool: the owner's tool,
- *                                               count_slowly]
- *   RUN_TOOL, PROGRESS, SHELL_TOOL -> TOOLS    [result: the call is done]
- *   any state but TURN, DONE -> END, DONE      [close_call, end_turn: the end, cut
- *                                               short or not; END -> END per call]
- *   TURN -> END also [next_action: no script turn matches]; MODEL -> END also
- *   [reply_done, call_failed, agent_reply_take: the reply ends the turn]
+ * (agent_state.c lists every move and checks each one.)
  *
  * In MODEL, each model event (model.h) becomes at most one protocol event
  * (agent_reply.c): the script's come from its steps (agent_script.c); an
@@ -31,68 +14,8 @@
  * turn ends, the end closes every call it left open first (end_turn). */
 #include "agent_impl.h"
 
-#include <assert.h>
 #include <stdio.h>
 #include <string.h>
-
-#define TO(s)  (1u << (s))
-#define ENDING (TO(AGENT_S_END) | TO(AGENT_S_DONE)) /* a cancel, a failure, the end */
-
-/* The states each state may move to (see the list above). */
-static const unsigned next_states[AGENT_S_DONE + 1] = {
-    [AGENT_S_TURN] = TO(AGENT_S_CALL) | TO(AGENT_S_END),
-    [AGENT_S_CALL] = TO(AGENT_S_MODEL) | ENDING,
-    [AGENT_S_MODEL] = TO(AGENT_S_RETRY) | TO(AGENT_S_TOOLS) | ENDING,
-    [AGENT_S_RETRY] = TO(AGENT_S_MODEL) | ENDING,
-    [AGENT_S_TOOLS] = TO(AGENT_S_TOOLS) | TO(AGENT_S_APPROVAL) | TO(AGENT_S_RUN_TOOL) |
-                      TO(AGENT_S_CALL) | ENDING,
-    [AGENT_S_APPROVAL] = TO(AGENT_S_RUN_TOOL) | ENDING,
-    [AGENT_S_RUN_TOOL] =
-        TO(AGENT_S_SHELL_TOOL) | TO(AGENT_S_PROGRESS) | TO(AGENT_S_TOOLS) | ENDING,
-    [AGENT_S_PROGRESS] = TO(AGENT_S_TOOLS) | ENDING,
-    [AGENT_S_SHELL_TOOL] = TO(AGENT_S_TOOLS) | ENDING,
-    [AGENT_S_END] = ENDING,
-    [AGENT_S_DONE] = 0,
-};
-
-#undef TO
-#undef ENDING
-
-/* The one place the state changes. Build with -DAGENT_TRACE to see every move
- * on stderr. */
-void agent_set_state(struct agent *a, enum agent_state next) {
-  assert(next_states[a->state] & (1u << next));
-#ifdef AGENT_TRACE
-  fprintf(stderr, "agent %s: %d -> %d\n", a->turn_id, (int)a->state, (int)next);
-#endif
-  a->state = next;
-}
-
-void agent_emit(struct agent_action *out, turn_event_type type) {
-  memset(out, 0, sizeof *out);
-  out->kind = AGENT_EMIT;
-  out->ev.type = type;
-}
-
-/* No event this step: the shell calls agent_next again at once. */
-void agent_go_on(struct agent_action *out) {
-  out->kind = AGENT_WAIT;
-  out->wait_ms = 0;
-}
-
-void agent_notice(struct agent_action *out, turn_str text) {
-  agent_emit(out, TURN_EV_NOTICE);
-  out->ev.notice.text = text;
-}
-
-/* The text in the arena, for an event's string. */
-turn_str agent_text(struct agent *a, const char *text, size_t len) {
-  char *copy = turn_arena_alloc(&a->arena, len + 1);
-  if (copy == NULL) return str_of("");
-  memcpy(copy, text, len);
-  copy[len] = '\0';
-  return (turn_str){copy, len};
-}
 
 /* Whether the current call has begun to act: an owner's program runs,
  * count_slowly counts, or render_ui's widget is out. The model is told so if
