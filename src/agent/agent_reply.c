@@ -55,9 +55,7 @@ static void call_failed(struct agent *a, struct agent_action *out, const char *w
                         size_t len) {
   if (len == SIZE_MAX) len = strlen(why);
   /* At most 200 bytes of it, cut between characters (the notice is UTF-8). */
-  size_t cut = len > 200 ? 200 : len;
-  while (cut > 0 && cut < len && ((unsigned char)why[cut] & 0xC0) == 0x80)
-    cut--;
+  size_t cut = turn_utf8_cut(why, len, 200);
   char buf[300];
   snprintf(buf, sizeof buf, "The model call failed: %.*s", (int)cut, why);
   agent_notice(out, agent_text(a, buf, strlen(buf)));
@@ -157,13 +155,7 @@ static bool in_burst(const struct agent *a, uint64_t now_ms) {
  * between characters) when there is more: the rest goes at the next step, and
  * the next window starts once all of it is out. */
 void agent_flush_held(struct agent *a, uint64_t now_ms, struct agent_action *out) {
-  size_t n = a->held.len;
-  if (n > TEXT_EVENT_MAX) {
-    n = TEXT_EVENT_MAX;
-    const unsigned char *p = (const unsigned char *)a->held.data;
-    for (int back = 0; back < 3 && (p[n] & 0xc0) == 0x80; back++)
-      n--; /* p[n] continues a character: cut before it */
-  }
+  size_t n = turn_utf8_cut(a->held.data, a->held.len, TEXT_EVENT_MAX);
   agent_emit(out, a->held_kind == MODEL_EV_TEXT ? TURN_EV_TEXT : TURN_EV_REASONING);
   out->ev.text.delta = agent_text(a, (const char *)a->held.data, n);
   memmove(a->held.data, a->held.data + n, a->held.len - n);

@@ -4,6 +4,8 @@
  * it ends up in logs and UIs. */
 #include "provider.h"
 
+#include "turn/turn.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,55 +14,14 @@
 /* Bytes of a provider's message we pass on; the rest is cut. */
 #define MESSAGE_MAX 300
 
-/* Bytes of the UTF-8 sequence at p[0..len), or 0 when it is not a valid one.
- * jansson hands out only valid UTF-8; this checks what the cut relies on. */
-static size_t utf8_seq(const unsigned char *p, size_t len) {
-  size_t n = 0;
-  if (p[0] < 0x80)
-    n = 1;
-  else if (p[0] >= 0xc2 && p[0] < 0xe0)
-    n = 2;
-  else if (p[0] >= 0xe0 && p[0] < 0xf0)
-    n = 3;
-  else if (p[0] >= 0xf0 && p[0] < 0xf5)
-    n = 4;
-  if (n == 0 || n > len) return 0;
-  for (size_t i = 1; i < n; i++)
-    if ((p[i] & 0xc0) != 0x80) return 0;
-  return n;
-}
-
-/* The message text made safe: at most MESSAGE_MAX bytes, cut between characters;
- * C0, DEL and C1 controls (a newline could forge a log line, an escape could
- * drive a terminal) and invalid bytes become spaces; leading and trailing
- * spaces go. Owned; NULL when out of memory. Empty when nothing is left. */
+/* The message text made safe (turn_safe_text): at most MESSAGE_MAX bytes, cut
+ * between characters; controls and invalid bytes become spaces; leading and
+ * trailing spaces go. Owned; NULL when out of memory. Empty when nothing is
+ * left. */
 static char *safe_text(const char *text, size_t len) {
   char *out = malloc(MESSAGE_MAX + 1);
   if (out == NULL) return NULL;
-  const unsigned char *p = (const unsigned char *)text;
-  size_t n = 0;
-  for (size_t i = 0; i < len;) {
-    size_t seq = utf8_seq(p + i, len - i);
-    bool control = seq == 0 || p[i] < 0x20 || p[i] == 0x7f ||
-                   (seq == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0);
-    if (control) {
-      seq = seq == 0 ? 1 : seq;
-      if (n == MESSAGE_MAX) break;
-      out[n++] = ' ';
-    } else {
-      if (seq > MESSAGE_MAX - n) break;
-      memcpy(out + n, p + i, seq);
-      n += seq;
-    }
-    i += seq;
-  }
-  while (n > 0 && out[n - 1] == ' ')
-    n--;
-  size_t start = 0;
-  while (start < n && out[start] == ' ')
-    start++;
-  memmove(out, out + start, n - start);
-  out[n - start] = '\0';
+  out[turn_safe_text(out, MESSAGE_MAX, text, len, TURN_SAFE_TRIM, NULL)] = '\0';
   return out;
 }
 
