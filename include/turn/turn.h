@@ -449,6 +449,48 @@ TURN_EXTERN int turn_history_parse(const char *doc, size_t len, turn_arena *aren
  * (year from 0001, seconds to 59, a fraction of 1 to 9 digits). */
 TURN_EXTERN bool turn_iso8601_valid(turn_str s);
 
+/* ---------------------------------------------------------------- text
+ * UTF-8 and text made safe to show, for every program that handles text from
+ * outside (a model, a tool, a provider). No I/O; nothing is allocated. */
+
+/* Decodes the character at s[0..len): returns its length in bytes (1 to 4) and
+ * puts its code point in *cp (cp may be NULL), or returns 0 when len is 0 or s
+ * does not start with a whole, valid UTF-8 sequence (a continuation byte, an
+ * overlong form, a surrogate, a code point past U+10FFFF, or a sequence that len
+ * cuts short). The rules are JSON's and libturn's, so what this accepts a
+ * parsed event may carry. Borrows s. */
+TURN_EXTERN size_t turn_utf8_decode(const char *s, size_t len, uint32_t *cp);
+
+/* Where to cut s[0..len) to keep at most max bytes without splitting a
+ * character: len when len <= max, else max moved back over the (at most three)
+ * bytes that continue a character begun before it. On valid UTF-8 the result
+ * is the longest whole-character prefix of at most max bytes. Borrows s. */
+TURN_EXTERN size_t turn_utf8_cut(const char *s, size_t len, size_t max);
+
+/* What turn_safe_text does besides replacing control characters. */
+enum turn_safe_flag {
+  TURN_SAFE_KEEP_LINES = 1u << 0, /* newline and tab stay (text for a terminal) */
+  TURN_SAFE_BIDI = 1u << 1,       /* also replace what can reorder or break a
+                                     line of text: U+061C, U+200E, U+200F,
+                                     U+2028, U+2029, U+202A..U+202E and
+                                     U+2066..U+2069 */
+  TURN_SAFE_FFFD = 1u << 2,       /* replace with U+FFFD instead of a space */
+  TURN_SAFE_TRIM = 1u << 3        /* no leading or trailing spaces in the result */
+};
+
+/* Copies text[0..len) into out[0..cap), made safe to show in a log, a terminal
+ * or a page: each control character (C0, DEL and C1: a newline could forge a
+ * log line, an escape could drive a terminal) and each byte that does not
+ * start a valid UTF-8 character (see turn_utf8_decode) becomes a space, or
+ * U+FFFD with TURN_SAFE_FFFD; flags (TURN_SAFE_*, or 0) say what else. The copy
+ * stops before the first character, or replacement, that would pass cap bytes,
+ * so it never ends inside a character. Returns the bytes written (out is not
+ * NUL-terminated) and, when used is not NULL, puts in *used the bytes of text
+ * taken, so a caller can go on from there with a buffer of 4 bytes or more.
+ * Borrows text and out. */
+TURN_EXTERN size_t turn_safe_text(char *out, size_t cap, const char *text, size_t len,
+                                  unsigned flags, size_t *used);
+
 #ifdef __cplusplus
 }
 #endif

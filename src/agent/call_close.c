@@ -1,6 +1,6 @@
 /* Closing the calls a cut-off turn left open (see call_close.h). The calls are
  * followed through the protocol's steps as the order checker follows them; the
- * words of each result are those a live turn's end gives (agent.c), with "may
+ * words of each result are those a live turn's end gives (agent_next.c), with "may
  * have run in part" where only a guess says the call had begun. */
 #include "call_close.h"
 #include "event_lines.h"

@@ -24,7 +24,7 @@
  *   DONE and FAILED absorb. In BLOCK one block is open, its index n_blocks - 1;
  *   tool_input holds bytes only while that block is a tool_use. */
 #include "json_short.h"
-#include "provider_impl.h"
+#include "provider_anthropic.h"
 
 #include "turn/turn.h"
 
@@ -101,7 +101,7 @@ void *anthropic_stream_new(void) {
   struct anthropic *a = malloc(sizeof *a);
   if (a == NULL) return NULL;
   memset(a, 0, sizeof *a);
-  a->state = AS_WAIT;
+  set_state(a, AS_WAIT);
   turn_buf_init(&a->tool_input, TOOL_INPUT_MAX + 1, NULL);
   return a;
 }

@@ -23,7 +23,7 @@
  * until arguments arrive (or the reply finishes), so a name that comes in pieces
  * is whole when it is handed out; its arguments wait in `args` meanwhile. */
 #include "json_short.h"
-#include "provider_impl.h"
+#include "provider_openai.h"
 
 #include "turn/turn.h"
 
@@ -105,6 +105,12 @@ static void set_state(struct openai *o, enum oa_state next) {
   o->state = next;
 }
 
+/* A call only moves forward: NONE -> PENDING -> STARTED -> ENDED. */
+static void call_set_state(struct call *c, enum call_state next) {
+  assert(next == c->state + 1);
+  c->state = next;
+}
+
 static inline bool check_invariants(const struct openai *o) {
   if (o->n_calls > OPENAI_MAX_CALLS) return false;
   for (size_t i = 0; i < o->n_calls; i++) {
@@ -171,7 +177,7 @@ static void start_call(struct provider_stream *s, struct openai *o, size_t i) {
   struct model_event ev = {
       .kind = MODEL_EV_TOOL_START, .index = c->ordinal, .id = c->id, .name = c->name};
   provider_emit(s, &ev);
-  c->state = CALL_STARTED;
+  call_set_state(c, CALL_STARTED);
   if (c->args.len > 0)
     emit_piece(s, MODEL_EV_TOOL_DELTA, c->ordinal, c->args.data, c->args.len);
 }
@@ -289,7 +295,7 @@ static bool on_tool_delta(struct provider_stream *s, struct openai *o, json_t *t
   }
   struct call *c = call_at(s, o, slot, server_index);
   if (c == NULL) return false;
-  if (c->state == CALL_NONE) c->state = CALL_PENDING;
+  if (c->state == CALL_NONE) call_set_state(c, CALL_PENDING);
 
   /* Only the first id counts: some servers repeat it in every delta. */
   size_t id_len = 0;
@@ -361,7 +367,7 @@ static bool on_finish(struct provider_stream *s, struct openai *o, const char *r
       if (c->state != CALL_STARTED) continue;
       emit_piece(s, MODEL_EV_TOOL_END, c->ordinal, c->args.len > 0 ? c->args.data : "",
                  c->args.len);
-      c->state = CALL_ENDED;
+      call_set_state(c, CALL_ENDED);
       called = true;
     }
     o->stop = stop_from(reason, called);

@@ -5,6 +5,8 @@
  * value is ever copied into them. */
 #include "schema_impl.h"
 
+#include "turn/turn.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -404,12 +406,12 @@ static int validate_array(struct ctx *c, const json_t *s, const json_t *v) {
   return 0;
 }
 
-/* jansson keeps strings as valid UTF-8, so counting the bytes that start a
- * sequence counts code points. */
+/* Code points in s[0..len). jansson keeps strings as valid UTF-8, so every
+ * step decodes a whole character (a byte that did not would count as one). */
 static size_t utf8_count(const char *s, size_t len) {
   size_t n = 0;
-  for (size_t i = 0; i < len; i++)
-    n += ((unsigned char)s[i] & 0xc0) != 0x80;
+  for (size_t i = 0, step; i<len; i += step> 0 ? step : 1, n++)
+    step = turn_utf8_decode(s + i, len - i, NULL);
   return n;
 }
 

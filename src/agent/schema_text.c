@@ -3,6 +3,8 @@
  * schema's key gets through. */
 #include "schema_impl.h"
 
+#include "turn/turn.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,10 +16,6 @@ void schema_text_init(struct schema_text *t, char *p, size_t cap) {
   if (cap > 0) p[0] = '\0';
 }
 
-static bool utf8_continuation(char ch) {
-  return ((unsigned char)ch & 0xc0) == 0x80;
-}
-
 /* Appends s[0..n). Control bytes become '?', so a schema's key cannot break a
  * log line. A cut ends in "...", taking back earlier text if the buffer is
  * already full, and never splits a UTF-8 sequence. */
@@ -25,22 +23,14 @@ void schema_text_put(struct schema_text *t, const char *s, size_t n) {
   if (t->len >= t->cap) return;
   size_t room = t->cap - 1 - t->len;
   bool cut = n > room;
-  if (cut) {
-    n = room >= 3 ? room - 3 : 0;
-    while (n > 0 && utf8_continuation(s[n]))
-      n--;
-  }
+  if (cut) n = turn_utf8_cut(s, n, room >= 3 ? room - 3 : 0);
   for (size_t i = 0; i < n; i++) {
     unsigned char ch = (unsigned char)s[i];
     t->p[t->len++] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
   }
   if (cut) {
     size_t max_end = t->cap > 4 ? t->cap - 4 : 0; /* room for "...\0" */
-    if (t->len > max_end) {
-      t->len = max_end;
-      while (t->len > 0 && utf8_continuation(t->p[t->len]))
-        t->len--;
-    }
+    t->len = turn_utf8_cut(t->p, t->len, max_end);
     for (int dots = 0; dots < 3 && t->len < t->cap - 1; dots++)
       t->p[t->len++] = '.';
     t->p[t->len] = '\0';

@@ -68,7 +68,7 @@ struct sse *sse_new(size_t max_event_bytes, sse_event_cb *cb, void *ctx) {
   struct sse *p = malloc(sizeof *p);
   if (p == NULL) return NULL;
   memset(p, 0, sizeof *p);
-  p->state = SSE_BOM;
+  set_state(p, SSE_BOM);
   p->max_event_bytes = max_event_bytes;
   p->cb = cb;
   p->ctx = ctx;

@@ -1,6 +1,7 @@
 /* History blocks: parse and encode one block, and walk a whole history document
  * {"session": {...}, "blocks": [...]} one block at a time, so checking a long
  * history needs the memory of one block, not of the document. */
+#include "error.h"
 #include "fields.h"
 #include "json_write.h"
 #include "names.h"

@@ -1,6 +1,6 @@
 /* Error codes: names and messages come from the one TURN_ERRORS table in turn.h,
  * so a code, its stable name and its message cannot drift apart. */
-#include "turn/turn.h"
+#include "error.h"
 
 #include <stdio.h>
 
@@ -42,4 +42,14 @@ size_t turn_error_format(const turn_error *err, char *out, size_t cap) {
     n = snprintf(out, cap, "%s%s (%s)", where, turn_strerror(err->code),
                  turn_errname(err->code));
   return n < 0 ? 0 : (size_t)n;
+}
+
+int turn__set_error(turn_error *err, int code, const char *field, size_t offset) {
+  if (err != NULL) {
+    err->code = code;
+    err->field = field;
+    err->offset = offset;
+    err->line = 0;
+  }
+  return code;
 }

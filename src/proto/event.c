@@ -1,5 +1,6 @@
 /* Events: parse one line (envelope v/seq/type first, then the type's fields from
  * its schema) and encode one event in the spec's field order. */
+#include "error.h"
 #include "fields.h"
 #include "json_write.h"
 

@@ -3,6 +3,8 @@
  * validated when read and how it is written, so the two cannot disagree. */
 #include "fields.h"
 
+#include "error.h"
+#include "json_compact.h"
 #include "json_write.h"
 #include "names.h"
 #include "number.h"
@@ -42,16 +44,6 @@ static int key_lookup(const char *p, size_t len) {
   for (size_t i = 0; i < sizeof by_len[0] && k[i] != 0; i++)
     if (memcmp(turn__key_names[k[i] - 1], p, len) == 0) return k[i] - 1;
   return -1;
-}
-
-int turn__set_error(turn_error *err, int code, const char *field, size_t offset) {
-  if (err != NULL) {
-    err->code = code;
-    err->field = field;
-    err->offset = offset;
-    err->line = 0;
-  }
-  return code;
 }
 
 int turn__read_members(turn__scan *s, turn__members *m) {

@@ -99,12 +99,4 @@ int turn__apply_schema(const turn__schema *sc, const turn__members *m, void *obj
 /* Appends ",\"key\":value" for each field of the schema read from obj. */
 int turn__encode_schema(const turn__schema *sc, const void *obj, turn_buf *out);
 
-/* The compact form of valid JSON text[0..len) (no whitespace outside strings,
- * strings escaped canonically, numbers as written), in the arena. It is never
- * longer than the text. Returns TURN_OK or TURN_E_NOMEM. */
-int turn__json_compact(const char *text, size_t len, turn_arena *arena, turn_str *out);
-
-/* Reports a code at an offset into err (which may be NULL); returns code. */
-int turn__set_error(turn_error *err, int code, const char *field, size_t offset);
-
 #endif

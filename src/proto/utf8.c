@@ -1,5 +1,9 @@
-/* Strict UTF-8 validation and counting; see utf8.h for the rules. */
+/* Strict UTF-8 decoding, validation, counting and cutting; see utf8.h for the
+ * rules. The public turn_utf8_decode and turn_utf8_cut are the only UTF-8
+ * decoder and cutter the other programs use. */
 #include "utf8.h"
+
+#include "turn/turn.h"
 
 size_t turn__utf8_seq_len(const unsigned char *p, size_t avail) {
   unsigned c = p[0];
@@ -63,5 +67,30 @@ size_t turn__utf8_count(const char *s, size_t len) {
   size_t n = 0;
   for (size_t i = 0; i < len; i++)
     n += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return n;
+}
+
+size_t turn_utf8_decode(const char *s, size_t len, uint32_t *cp) {
+  const unsigned char *p = (const unsigned char *)s;
+  if (len == 0) return 0;
+  size_t n = p[0] < 0x80 ? 1 : turn__utf8_seq_len(p, len);
+  if (n == 0) return 0;
+  if (cp != NULL) {
+    /* The lead byte keeps 7, 5, 4 or 3 bits; each continuation 6. */
+    uint32_t c = n == 1 ? p[0] : p[0] & (0x7Fu >> n);
+    for (size_t i = 1; i < n; i++)
+      c = c << 6 | (p[i] & 0x3Fu);
+    *cp = c;
+  }
+  return n;
+}
+
+size_t turn_utf8_cut(const char *s, size_t len, size_t max) {
+  if (len <= max) return len;
+  size_t n = max;
+  /* s[n] exists (n < len): while it continues a character, the cut moves back
+   * before that character's start, which is at most three bytes back. */
+  for (int back = 0; back < 3 && n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80; back++)
+    n--;
   return n;
 }

@@ -41,6 +41,7 @@
 #include "tool_proc.h"
 
 #include "agent/json_short.h"
+#include "turn/turn.h"
 
 #include <assert.h>
 #include <dirent.h>
@@ -132,50 +133,13 @@ struct tool_proc {
 
 /* --------------------------------------------------------- safe text */
 
-/* Characters that could rewrite what a screen or a log shows: control
- * characters, line and paragraph separators (they end a line in JavaScript) and
- * bidirectional formatting (it can reorder the text around it). */
-static bool unsafe_code_point(uint32_t cp) {
-  return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
-         cp == 0x200f || cp == 0x2028 || cp == 0x2029 || (cp >= 0x202a && cp <= 0x202e) ||
-         (cp >= 0x2066 && cp <= 0x2069);
-}
-
-/* Copies s[0..len) (UTF-8: jansson checked it) into dst[0..TOOL_PROC_TEXT_MAX],
- * each unsafe character replaced by a space, cut before the code point that
- * would pass TOOL_PROC_TEXT_MAX bytes. A byte that does not start a sequence
- * becomes a space too, so this is safe on any input. */
+/* Copies s[0..len) into dst[0..TOOL_PROC_TEXT_MAX] made safe to show
+ * (turn_safe_text): control characters, line and paragraph separators (they
+ * end a line in JavaScript), bidirectional formatting (it can reorder the text
+ * around it) and bytes that start no character each become a space; cut before
+ * the character that would pass TOOL_PROC_TEXT_MAX bytes. */
 static void safe_text(char dst[TOOL_PROC_TEXT_MAX + 1], const char *s, size_t len) {
-  size_t out = 0;
-  const unsigned char *p = (const unsigned char *)s;
-  size_t i = 0;
-  while (i < len) {
-    size_t n = p[i] < 0x80    ? 1
-               : p[i] >= 0xf0 ? 4
-               : p[i] >= 0xe0 ? 3
-               : p[i] >= 0xc2 ? 2
-                              : 0;
-    bool whole = n > 0 && i + n <= len && n <= 4;
-    for (size_t k = 1; whole && k < n; k++)
-      whole = (p[i + k] & 0xc0) == 0x80;
-    uint32_t cp = 0;
-    if (whole) {
-      cp = n == 1 ? p[i] : p[i] & (0x7f >> n);
-      for (size_t k = 1; k < n; k++)
-        cp = cp << 6 | (p[i + k] & 0x3f);
-    }
-    if (!whole || unsafe_code_point(cp)) {
-      if (out + 1 > TOOL_PROC_TEXT_MAX) break;
-      dst[out++] = ' ';
-      i += whole ? n : 1;
-      continue;
-    }
-    if (out + n > TOOL_PROC_TEXT_MAX) break;
-    memcpy(dst + out, s + i, n);
-    out += n;
-    i += n;
-  }
-  dst[out] = '\0';
+  dst[turn_safe_text(dst, TOOL_PROC_TEXT_MAX, s, len, TURN_SAFE_BIDI, NULL)] = '\0';
 }
 
 /* --------------------------------------------------- the state machine */

@@ -1,0 +1,17 @@
+/* The Anthropic Messages API's stream decoder (provider_anthropic.c), which the
+ * dispatcher (provider_stream.c) routes a stream of its kind to. Not for the
+ * shell: it uses provider.h's provider_stream_* calls. */
+#ifndef TURND_AGENT_PROVIDER_ANTHROPIC_H
+#define TURND_AGENT_PROVIDER_ANTHROPIC_H
+
+#include "provider_shared.h"
+
+/* State for one answer (NULL when out of memory), one SSE event, the answer's
+ * end, and freeing (accepts NULL). */
+void *anthropic_stream_new(void);
+void anthropic_stream_event(struct provider_stream *s, const char *event,
+                            const char *data, size_t len);
+void anthropic_stream_finish(struct provider_stream *s);
+void anthropic_stream_free(void *impl);
+
+#endif
