@@ -7,7 +7,7 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps build run demo test test-unit test-sanitize check-source fuzz bench vectors format clean
+.PHONY: all deps build run test test-unit test-sanitize check-source fuzz bench vectors format clean
 
 all: build
 
@@ -23,10 +23,6 @@ build: deps
 # the owner's PIN asked at the first start at a terminal, turnd's link last.
 run:
 	@V=$(V) scripts/make-run.sh $(BUILD) $(JOBS)
-
-# The codec on the spec's example turn: parse, check, encode back byte for byte.
-demo: build
-	@./$(BUILD)/turn-demo
 
 # Every test: the source checks, the suite, then the suite again under ASan+UBSan,
 # and a Release build (what a packager builds: the optimiser finds other warnings).

@@ -4,11 +4,11 @@
  * turnd's memory per live turn. This file reads the options and prints the report;
  * load_run.c does the run. Exit status: 0 when every turn ended well, 1 if not. */
 #include "load_args.h"
+#include "load_conn.h"
 #include "load_run.h"
 #include "load_stats.h"
 
 #include <errno.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,20 +109,6 @@ static bool parse_options(struct options *o, int argc, char **argv) {
     fprintf(stderr, "bench-load: --url must be http://HOST[:PORT]: %s\n", o->url);
     return false;
   }
-  return true;
-}
-
-static bool resolve(struct options *o) {
-  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-  struct addrinfo *ai;
-  int rv = getaddrinfo(o->host, o->port, &hints, &ai);
-  if (rv != 0) {
-    fprintf(stderr, "bench-load: %s: %s\n", o->host, gai_strerror(rv));
-    return false;
-  }
-  memcpy(&o->cfg.addr, ai->ai_addr, ai->ai_addrlen);
-  o->cfg.addr_len = ai->ai_addrlen;
-  freeaddrinfo(ai);
   return true;
 }
 
@@ -323,7 +309,8 @@ static int write_kv(const struct options *o, const struct load_result *res,
 int main(int argc, char **argv) {
   struct options o;
   if (!parse_options(&o, argc, argv)) return 2;
-  if (!resolve(&o)) return 2;
+  if (!load_conn_resolve("bench-load", o.host, o.port, &o.cfg.addr, &o.cfg.addr_len))
+    return 2;
   char *req = build_request(&o, &o.cfg.request_len);
   if (req == NULL) {
     fprintf(stderr, "bench-load: out of memory\n");

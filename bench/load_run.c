@@ -1,51 +1,33 @@
-/* load_run: slots and their connections. Each of the `concurrency` slots runs turns
- * one after another, on one connection for as long as turnd keeps it alive. A
- * connection is a plain non-blocking socket with one persistent read event, read
- * 64 KiB at a time into one buffer, so the generator touches each byte once and
- * keeps nothing of a stream but the head of its current line. */
+/* load_run: slots and their turns. Each of the `concurrency` slots runs turns one
+ * after another, on one connection (load_conn) for as long as turnd keeps it
+ * alive. Every read lands in one 64 KiB buffer, so the generator touches each byte
+ * once and keeps nothing of a stream but the head of its current line. */
 #include "load_run.h"
 
-#include "load_answer.h"
+#include "load_conn.h"
 #include "load_proc.h"
 
-#include <errno.h>
 #include <event2/event.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #define READ_BYTES   (64u * 1024u) /* turnd hands a reader 64 KiB slices */
 #define ERRORS_SHOWN 5             /* failures described on stderr; the rest counted */
 
-/* A slot's connection:
- *   CLOSED -> CONNECTING -> SENDING -> ANSWER -> IDLE -> SENDING -> ... (kept alive)
- *   any -> CLOSED  [conn_close: failure, Connection: close, or turnd closed it]
- * Guarantees: fd >= 0 and both events exist iff not CLOSED; rev is added in
- * SENDING, ANSWER and IDLE, so a close by turnd is seen even between turns. */
-enum conn_state { CONN_CLOSED, CONN_CONNECTING, CONN_SENDING, CONN_ANSWER, CONN_IDLE };
-
 struct run;
 
 struct conn {
-  struct run *run;   /* the run it belongs to */
-  int fd;            /* -1 iff CLOSED */
-  struct event *rev; /* persistent read on fd */
-  struct event *wev; /* one-shot write: the connect finished, or room to send */
-  enum conn_state state;
+  struct run *run;       /* the run it belongs to */
+  struct load_conn conn; /* the slot's connection, kept alive between turns */
   bool in_turn;        /* a turn is assigned to the slot; false while on the idle stack */
-  bool reused;         /* this turn's request went on a kept-alive connection */
   bool pending;        /* counted in run->pending: no byte of the answer yet */
   bool live;           /* counted in run->live: a 200 answer is streaming */
-  size_t sent;         /* bytes of the request written */
   uint64_t t_start_ns; /* the turn was assigned: its timeout counts from here */
-  uint64_t t_send_ns;  /* the request's first write */
   uint64_t t_first_ns; /* its first body byte; 0 until then */
   uint64_t t_body_ns;  /* the last read that brought body bytes */
   uint64_t max_gap_ns; /* the longest time between two such reads */
-  struct load_answer answer;
   struct load_lines lines;
 };
 
@@ -53,9 +35,10 @@ struct run {
   const struct load_config *cfg; /* borrowed from the caller */
   struct load_result *res;       /* filled as turns end */
   struct event_base *base;
-  struct event *tick; /* every sample_ms: memory, timeouts, progress */
-  struct conn *conns; /* cfg->concurrency slots */
-  unsigned *idle;     /* slots without a turn, a stack of indexes */
+  struct load_client client; /* the slots' connections share it */
+  struct event *tick;        /* every sample_ms: memory, timeouts, progress */
+  struct conn *conns;        /* cfg->concurrency slots */
+  unsigned *idle;            /* slots without a turn, a stack of indexes */
   unsigned n_idle;
   unsigned pending;       /* requests sent (or connecting) without an answer byte */
   unsigned live;          /* 200 answers streaming now */
@@ -69,12 +52,6 @@ struct run {
   bool scheduling;        /* schedule() is on the stack */
   char buf[READ_BYTES];   /* every read lands here; nothing is kept past the feed */
 };
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 const char *load_run_strerror(enum load_run_error e) {
   switch (e) {
@@ -90,29 +67,18 @@ const char *load_run_strerror(enum load_run_error e) {
 }
 
 static void schedule(struct run *run);
-static void conn_connect(struct conn *c);
-static void send_more(struct conn *c);
-
-static void conn_close(struct conn *c) {
-  if (c->state == CONN_CLOSED) return;
-  event_free(c->rev);
-  event_free(c->wev);
-  c->rev = c->wev = NULL;
-  close(c->fd);
-  c->fd = -1;
-  c->state = CONN_CLOSED;
-}
 
 /* The slot's turn is over (e < 0: it ended well). Records it, hands the slot back
  * and starts what may start now. */
 static void turn_end(struct conn *c, int e) {
   struct run *run = c->run;
   struct load_result *res = run->res;
-  uint64_t now = now_ns();
+  uint64_t now = load_conn_now_ns();
   if (c->pending) run->pending--;
   if (c->live) run->live--;
   c->pending = c->live = false;
-  if (e < 0 && c->answer.status != 200) e = LOAD_RUN_E_STATUS;
+  int status = c->conn.answer.status;
+  if (e < 0 && status != 200) e = LOAD_RUN_E_STATUS;
   enum load_lines_fault fault = LOAD_LINES_OK;
   if (e < 0) {
     fault = load_lines_finish(&c->lines);
@@ -120,10 +86,10 @@ static void turn_end(struct conn *c, int e) {
   }
   res->events += c->lines.events;
   res->body_bytes += c->lines.bytes;
-  if (c->answer.status == 200 && c->t_first_ns != 0) {
-    res->ttfb_ns[res->n_ttfb++] = c->t_first_ns - c->t_send_ns;
+  if (status == 200 && c->t_first_ns != 0) {
+    res->ttfb_ns[res->n_ttfb++] = c->t_first_ns - c->conn.t_send_ns;
     res->gap_ns[res->n_turn] = c->max_gap_ns;
-    res->turn_ns[res->n_turn++] = now - c->t_send_ns;
+    res->turn_ns[res->n_turn++] = now - c->conn.t_send_ns;
   }
   if (e < 0) {
     if (res->ok == 0 || c->lines.events < res->min_events)
@@ -133,8 +99,7 @@ static void turn_end(struct conn *c, int e) {
   } else {
     res->errors[e]++;
     if (e == LOAD_RUN_E_STREAM) res->faults[fault]++;
-    if (e == LOAD_RUN_E_STATUS && res->bad_status == 0)
-      res->bad_status = c->answer.status;
+    if (e == LOAD_RUN_E_STATUS && res->bad_status == 0) res->bad_status = status;
     if (run->errors_shown++ < ERRORS_SHOWN) {
       char check[200] = "";
       if (fault == LOAD_LINES_CHECK)
@@ -143,16 +108,13 @@ static void turn_end(struct conn *c, int e) {
               load_run_strerror((enum load_run_error)e),
               e == LOAD_RUN_E_STREAM ? ": " : "",
               e == LOAD_RUN_E_STREAM ? load_lines_strfault(fault) : "",
-              check[0] != '\0' ? check : "", c->answer.status,
-              (unsigned long long)c->lines.events);
+              check[0] != '\0' ? check : "", status, (unsigned long long)c->lines.events);
     }
   }
   load_lines_fini(&c->lines);
   c->in_turn = false;
-  if (e >= 0 || !c->answer.keep_alive || !run->cfg->keep_alive)
-    conn_close(c);
-  else
-    c->state = CONN_IDLE;
+  /* load_conn closed it already unless turnd keeps it alive */
+  if (e >= 0 || !run->cfg->keep_alive) load_conn_close(&c->conn);
   run->idle[run->n_idle++] = (unsigned)(c - run->conns);
   if (++run->done == run->cfg->turns) {
     run->t_end_ns = now;
@@ -169,21 +131,13 @@ static void turn_start(struct conn *c) {
   c->in_turn = true;
   c->pending = true;
   run->pending++;
-  c->t_start_ns = now_ns();
-  c->t_send_ns = c->t_first_ns = c->t_body_ns = c->max_gap_ns = 0;
-  c->sent = 0;
-  load_answer_init(&c->answer);
+  c->t_start_ns = load_conn_now_ns();
+  c->t_first_ns = c->t_body_ns = c->max_gap_ns = 0;
   if (load_lines_init(&c->lines, run->cfg->full_check) != 0) {
     fprintf(stderr, "bench-load: out of memory\n");
     exit(1);
   }
-  c->reused = c->state == CONN_IDLE;
-  if (c->reused) {
-    c->state = CONN_SENDING;
-    send_more(c);
-  } else {
-    conn_connect(c);
-  }
+  load_conn_send(&c->conn, run->cfg->request, run->cfg->request_len);
 }
 
 /* Starts turns on idle slots while some are left to run, keeping at most
@@ -200,27 +154,30 @@ static void schedule(struct run *run) {
   run->scheduling = false;
 }
 
-/* A kept-alive connection that turnd closed before answering is no failure of
- * the turn (the request raced the close): the turn goes again on a new one. */
-static bool try_again(struct conn *c) {
-  if (!c->reused || c->answer.received != 0) return false;
-  c->run->res->retries++;
-  conn_close(c);
-  c->reused = false;
-  c->sent = 0;
-  c->t_send_ns = 0;
-  conn_connect(c);
-  return true;
+static void turn_fail(struct conn *c, enum load_run_error e) {
+  load_conn_close(&c->conn);
+  turn_end(c, (int)e);
 }
 
-static void turn_fail(struct conn *c, enum load_run_error e) {
-  conn_close(c);
-  turn_end(c, (int)e);
+static void on_opened(void *ctx, int fd) {
+  (void)fd;
+  struct conn *c = ctx;
+  c->run->res->connections++;
+}
+
+static void on_received(void *ctx) {
+  struct conn *c = ctx;
+  struct run *run = c->run;
+  if (c->pending) {
+    c->pending = false;
+    run->pending--;
+  }
+  run->t_read_ns = load_conn_now_ns();
 }
 
 static void on_body(void *ctx, const char *data, size_t len) {
   struct conn *c = ctx;
-  if (c->answer.status != 200) return; /* an error's JSON: no events in it */
+  if (c->conn.answer.status != 200) return; /* an error's JSON: no events in it */
   uint64_t t = c->run->t_read_ns;
   if (c->t_first_ns == 0) c->t_first_ns = t;
   if (c->t_body_ns != 0 && t - c->t_body_ns > c->max_gap_ns)
@@ -229,122 +186,49 @@ static void on_body(void *ctx, const char *data, size_t len) {
   load_lines_feed(&c->lines, data, len);
 }
 
-static void on_read(evutil_socket_t fd, short what, void *arg) {
-  (void)what;
-  struct conn *c = arg;
+static void on_fed(void *ctx, enum load_answer_state st) {
+  struct conn *c = ctx;
   struct run *run = c->run;
-  ssize_t n = recv(fd, run->buf, sizeof run->buf, 0);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-  if (c->state != CONN_ANSWER) {
-    /* Between turns: turnd closed the kept-alive connection (or sent what it
-     * should not). In SENDING it may be the race that try_again covers. */
-    if (c->state == CONN_SENDING && n <= 0 && try_again(c)) return;
-    if (c->in_turn)
-      turn_fail(c, n <= 0 ? LOAD_RUN_E_CLOSED : LOAD_RUN_E_HTTP);
-    else
-      conn_close(c);
-    return;
-  }
-  if (n <= 0) {
-    if (try_again(c)) return;
-    if (n == 0 && load_answer_eof(&c->answer) == LOAD_ANSWER_DONE)
-      turn_end(c, -1);
-    else
-      turn_fail(c, LOAD_RUN_E_CLOSED);
-    return;
-  }
-  if (c->pending) {
-    c->pending = false;
-    run->pending--;
-  }
-  run->t_read_ns = now_ns();
-  size_t used;
-  enum load_answer_state st =
-      load_answer_feed(&c->answer, run->buf, (size_t)n, &used, on_body, c);
-  if (!c->live && c->answer.status == 200) {
+  if (!c->live && c->conn.answer.status == 200) {
     c->live = true;
     if (++run->live > run->res->max_live) run->res->max_live = run->live;
   }
-  if (st == LOAD_ANSWER_ERROR || (st == LOAD_ANSWER_DONE && used < (size_t)n)) {
-    turn_fail(c, LOAD_RUN_E_HTTP); /* bytes past the answer: we never pipeline */
-    return;
-  }
-  if (st == LOAD_ANSWER_DONE)
-    turn_end(c, -1);
-  else
+  if (st != LOAD_ANSWER_ERROR && st != LOAD_ANSWER_DONE)
     schedule(run); /* an answer began: a pending place is free */
 }
 
-/* Writes what is left of the request; waits for room when the socket is full. */
-static void send_more(struct conn *c) {
-  const struct load_config *cfg = c->run->cfg;
-  if (c->t_send_ns == 0) c->t_send_ns = now_ns();
-  while (c->sent < cfg->request_len) {
-    ssize_t n =
-        send(c->fd, cfg->request + c->sent, cfg->request_len - c->sent, MSG_NOSIGNAL);
-    if (n >= 0) {
-      c->sent += (size_t)n;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      event_add(c->wev, NULL);
-      return;
-    } else if (errno != EINTR) {
-      if (!try_again(c)) turn_fail(c, LOAD_RUN_E_CLOSED);
-      return;
-    }
-  }
-  c->state = CONN_ANSWER;
-}
-
-static void on_write(evutil_socket_t fd, short what, void *arg) {
-  (void)what;
-  struct conn *c = arg;
-  if (c->state == CONN_CONNECTING) {
-    int err = 0;
-    socklen_t len = sizeof err;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
-      turn_fail(c, LOAD_RUN_E_CONNECT);
-      return;
-    }
-    c->state = CONN_SENDING;
-    event_add(c->rev, NULL);
-  }
-  if (c->state == CONN_SENDING) send_more(c);
-}
-
-static void conn_connect(struct conn *c) {
-  struct run *run = c->run;
-  const struct load_config *cfg = run->cfg;
-  c->fd = socket(cfg->addr.ss_family, SOCK_STREAM, 0);
-  if (c->fd < 0) {
-    c->state = CONN_CLOSED;
+static void on_end(void *ctx, enum load_conn_end e) {
+  struct conn *c = ctx;
+  switch (e) {
+  case LOAD_CONN_DONE:
+    turn_end(c, -1);
+    break;
+  case LOAD_CONN_E_STALE: /* no failure of the turn: it goes again on a new one */
+    c->run->res->retries++;
+    load_conn_send(&c->conn, c->run->cfg->request, c->run->cfg->request_len);
+    break;
+  case LOAD_CONN_E_NOMEM:
+    fprintf(stderr, "bench-load: out of memory\n");
+    exit(1);
+  case LOAD_CONN_E_SOCKET:
+  case LOAD_CONN_E_CONNECT:
     turn_end(c, LOAD_RUN_E_CONNECT);
-    return;
-  }
-  run->res->connections++;
-  c->state = CONN_CONNECTING;
-  c->rev = event_new(run->base, c->fd, EV_READ | EV_PERSIST, on_read, c);
-  c->wev = event_new(run->base, c->fd, EV_WRITE, on_write, c);
-  int flags = fcntl(c->fd, F_GETFL);
-  if (c->rev == NULL || c->wev == NULL || flags < 0 ||
-      fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) != 0 ||
-      fcntl(c->fd, F_SETFD, FD_CLOEXEC) != 0) {
-    if (c->rev == NULL || c->wev == NULL) {
-      fprintf(stderr, "bench-load: out of memory\n");
-      exit(1);
-    }
-    turn_fail(c, LOAD_RUN_E_CONNECT);
-    return;
-  }
-  if (connect(c->fd, (const struct sockaddr *)&cfg->addr, cfg->addr_len) == 0) {
-    c->state = CONN_SENDING;
-    event_add(c->rev, NULL);
-    send_more(c);
-  } else if (errno == EINPROGRESS) {
-    event_add(c->wev, NULL);
-  } else {
-    turn_fail(c, LOAD_RUN_E_CONNECT);
+    break;
+  case LOAD_CONN_E_SEND:
+  case LOAD_CONN_E_CLOSED:
+    turn_end(c, LOAD_RUN_E_CLOSED);
+    break;
+  case LOAD_CONN_E_HTTP:
+    turn_end(c, LOAD_RUN_E_HTTP);
+    break;
   }
 }
+
+static const struct load_conn_ops conn_ops = {.opened = on_opened,
+                                              .received = on_received,
+                                              .body = on_body,
+                                              .fed = on_fed,
+                                              .end = on_end};
 
 static void sample_memory(struct run *run) {
   uint64_t rss, hwm;
@@ -359,7 +243,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) {
   (void)what;
   struct run *run = arg;
   sample_memory(run);
-  uint64_t now = now_ns();
+  uint64_t now = load_conn_now_ns();
   uint64_t limit = (uint64_t)run->cfg->timeout_ms * 1000000u;
   for (unsigned i = 0; i < run->cfg->concurrency; i++) {
     struct conn *c = &run->conns[i];
@@ -399,6 +283,12 @@ int load_run(const struct load_config *cfg, struct load_result *res) {
   run->res = res;
   run->hold = cfg->turns < cfg->concurrency ? (unsigned)cfg->turns : cfg->concurrency;
   run->base = event_base_new();
+  run->client = (struct load_client){.base = run->base,
+                                     .addr = cfg->addr,
+                                     .addr_len = cfg->addr_len,
+                                     .ops = &conn_ops,
+                                     .buf = run->buf,
+                                     .buf_cap = sizeof run->buf};
   run->conns = calloc(cfg->concurrency, sizeof *run->conns);
   run->idle = calloc(cfg->concurrency, sizeof *run->idle);
   res->ttfb_ns = calloc(cfg->turns, sizeof *res->ttfb_ns);
@@ -418,7 +308,7 @@ int load_run(const struct load_config *cfg, struct load_result *res) {
   /* The stack pops slot 0 first, so the slots start in order. */
   for (unsigned i = 0; i < cfg->concurrency; i++) {
     run->conns[i].run = run;
-    run->conns[i].fd = -1;
+    load_conn_init(&run->conns[i].conn, &run->client, &run->conns[i]);
     run->idle[i] = cfg->concurrency - 1 - i;
   }
   run->n_idle = cfg->concurrency;
@@ -432,7 +322,7 @@ int load_run(const struct load_config *cfg, struct load_result *res) {
   struct timeval tick = {(time_t)(cfg->sample_ms / 1000),
                          (suseconds_t)(cfg->sample_ms % 1000) * 1000};
   event_add(run->tick, &tick);
-  run->t_begin_ns = run->t_progress_ns = now_ns();
+  run->t_begin_ns = run->t_progress_ns = load_conn_now_ns();
   if (cfg->turns > 0) {
     schedule(run);
     event_base_dispatch(run->base);
@@ -450,7 +340,7 @@ int load_run(const struct load_config *cfg, struct load_result *res) {
   }
 
   for (unsigned i = 0; i < cfg->concurrency; i++)
-    conn_close(&run->conns[i]);
+    load_conn_close(&run->conns[i].conn);
   event_free(run->tick);
   event_base_free(run->base);
   free(run->conns);

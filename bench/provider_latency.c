@@ -12,17 +12,14 @@
  * With --direct it reads the fake provider's own streams instead (one hop, no
  * turnd): the floor of the method. Figures are given for every delta and for
  * those sent while every turn streamed (no turn starting or ending then). One
- * libevent loop, plain non-blocking sockets, the HTTP answer read by
- * load_answer.c. */
-#include "load_answer.h"
+ * libevent loop; each turn's connection is a load_conn that stamps its reads. */
 #include "load_args.h"
+#include "load_conn.h"
 #include "load_lines.h"
 #include "load_stats.h"
 
 #include <errno.h>
 #include <event2/event.h>
-#include <fcntl.h>
-#include <netdb.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,7 +28,6 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
-#include <unistd.h>
 
 #define READ_BYTES   (64u * 1024u)
 #define LINE_CAP     (16u * 1024u) /* a line's bytes kept: 200 coalesced stamps fit */
@@ -71,19 +67,13 @@ struct options {
   unsigned spread_ms; /* the turns' starts are spread over this; 0: all at once */
 };
 
-/* A connection carries one turn: CONNECTING -> SENDING -> ANSWER -> DONE. */
-enum conn_state { CONN_CONNECTING, CONN_SENDING, CONN_ANSWER, CONN_DONE };
-
 struct bench;
 
+/* A turn, on a connection of its own (never kept alive). */
 struct conn {
-  struct bench *b;   /* the run it belongs to */
-  int fd;            /* -1 once closed */
-  struct event *rev; /* persistent read on fd */
-  struct event *wev; /* one-shot write: the connect finished, or room to send */
-  enum conn_state state;
-  size_t sent; /* bytes of the request written */
-  struct load_answer answer;
+  struct bench *b;         /* the run it belongs to */
+  struct load_conn conn;   /* the turn's connection */
+  bool over;               /* conn_end ran: the turn counts as ended */
   struct load_lines lines; /* turnd's NDJSON only: seq, first and end checked */
   char line[LINE_CAP];     /* the current line's first line_len bytes */
   size_t line_len;         /* <= LINE_CAP */
@@ -96,10 +86,9 @@ struct bench {
   const struct options *o;
   struct event_base *base;
   struct event *deadline;
-  const char *request; /* borrowed: sent as is on every connection */
+  struct load_client client; /* the turns' connections share it */
+  const char *request;       /* borrowed: sent as is on every connection */
   size_t request_len;
-  struct sockaddr_storage addr;
-  socklen_t addr_len;
   struct conn *conns;    /* o->turns */
   unsigned open;         /* connections not yet DONE */
   uint64_t t_read_ns;    /* when the bytes being fed were read */
@@ -120,12 +109,6 @@ struct bench {
   uint64_t t_end_ns;     /* the last answer's end */
   char buf[READ_BYTES];  /* every read lands here */
 };
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void *grow(void *p, size_t size) {
   void *q = realloc(p, size);
@@ -193,7 +176,7 @@ static void on_line(struct conn *c, const char *line, size_t len) {
 
 static void on_body(void *ctx, const char *data, size_t len) {
   struct conn *c = ctx;
-  if (c->answer.status != 200) return;
+  if (c->conn.answer.status != 200) return;
   if (c->b->o->target == TARGET_TURND) load_lines_feed(&c->lines, data, len);
   while (len > 0) {
     const char *nl = memchr(data, '\n', len);
@@ -212,25 +195,16 @@ static void on_body(void *ctx, const char *data, size_t len) {
   }
 }
 
-static void conn_close(struct conn *c) {
-  if (c->fd < 0) return;
-  event_free(c->rev);
-  event_free(c->wev);
-  c->rev = c->wev = NULL;
-  close(c->fd);
-  c->fd = -1;
-}
-
 /* The turn is over; why == NULL: its answer ended. It went well if the answer
  * was a 200 that ended, the stream passed its checks and every stamp came. */
 static void conn_end(struct conn *c, const char *why) {
   struct bench *b = c->b;
-  if (c->state == CONN_DONE) return;
-  conn_close(c);
-  c->state = CONN_DONE;
+  if (c->over) return;
+  load_conn_close(&c->conn);
+  c->over = true;
   char what[160];
-  if (why == NULL && c->answer.status != 200) {
-    snprintf(what, sizeof what, "status %d", c->answer.status);
+  if (why == NULL && c->conn.answer.status != 200) {
+    snprintf(what, sizeof what, "status %d", c->conn.answer.status);
     why = what;
   }
   if (why == NULL && b->o->target == TARGET_TURND) {
@@ -251,19 +225,20 @@ static void conn_end(struct conn *c, const char *why) {
       fprintf(stderr, "bench-provider-latency: a turn failed: %s\n", why);
   }
   if (--b->open == 0) {
-    b->t_end_ns = now_ns();
+    b->t_end_ns = load_conn_now_ns();
     event_base_loopbreak(b->base);
   }
 }
 
-/* recv() into b->buf that also sets b->t_read_ns and b->t_wire_ns. The kernel
+/* recv() into buf that also sets b->t_read_ns and b->t_wire_ns. The kernel
  * stamps received bytes on CLOCK_REALTIME (TCP gives the stamp of the last
  * segment read: never early for any byte in it); the deltas' stamps are on
  * CLOCK_MONOTONIC, so the receive stamp is moved by how long ago it was on the
  * real clock. Real is read before monotonic: any error makes a figure larger. */
-static ssize_t receive(struct bench *b, int fd) {
+static ssize_t receive(void *ctx, int fd, char *buf, size_t cap) {
+  struct bench *b = ((struct conn *)ctx)->b;
   char control[CMSG_SPACE(sizeof(struct timespec))];
-  struct iovec iov = {.iov_base = b->buf, .iov_len = sizeof b->buf};
+  struct iovec iov = {.iov_base = buf, .iov_len = cap};
   struct msghdr msg = {.msg_iov = &iov,
                        .msg_iovlen = 1,
                        .msg_control = control,
@@ -271,7 +246,7 @@ static ssize_t receive(struct bench *b, int fd) {
   ssize_t n = recvmsg(fd, &msg, 0);
   struct timespec real;
   clock_gettime(CLOCK_REALTIME, &real);
-  b->t_read_ns = now_ns(); /* every stamp in these bytes arrived by now */
+  b->t_read_ns = load_conn_now_ns(); /* every stamp in these bytes arrived by now */
   b->t_wire_ns = b->t_read_ns;
   if (n <= 0) return n;
   for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm != NULL; cm = CMSG_NXTHDR(&msg, cm)) {
@@ -289,94 +264,32 @@ static ssize_t receive(struct bench *b, int fd) {
   return n;
 }
 
-static void on_read(evutil_socket_t fd, short what, void *arg) {
-  (void)what;
-  struct conn *c = arg;
-  struct bench *b = c->b;
-  ssize_t n = receive(b, fd);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-  if (n <= 0) {
-    bool done = n == 0 && load_answer_eof(&c->answer) == LOAD_ANSWER_DONE;
-    conn_end(c, done ? NULL : "connection closed before the answer's end");
-    return;
-  }
-  size_t used;
-  enum load_answer_state st =
-      load_answer_feed(&c->answer, b->buf, (size_t)n, &used, on_body, c);
-  if (st == LOAD_ANSWER_ERROR)
-    conn_end(c, "not an HTTP/1.1 answer this client reads");
-  else if (st == LOAD_ANSWER_DONE)
-    conn_end(c, NULL);
+/* A new connection: without the kernel's stamps every figure falls back to the
+ * read time. */
+static void on_opened(void *ctx, int fd) {
+  (void)ctx;
+  int on = 1;
+  (void)setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
 }
 
-static void send_more(struct conn *c) {
-  struct bench *b = c->b;
-  while (c->sent < b->request_len) {
-    ssize_t n = send(c->fd, b->request + c->sent, b->request_len - c->sent, MSG_NOSIGNAL);
-    if (n >= 0) {
-      c->sent += (size_t)n;
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      event_add(c->wev, NULL);
-      return;
-    } else if (errno != EINTR) {
-      conn_end(c, "could not send the request");
-      return;
-    }
+static void on_conn_end(void *ctx, enum load_conn_end e) {
+  if (e == LOAD_CONN_E_NOMEM) {
+    fprintf(stderr, "bench-provider-latency: out of memory\n");
+    exit(2);
   }
-  c->state = CONN_ANSWER;
+  conn_end(ctx, e == LOAD_CONN_DONE ? NULL : load_conn_strend(e));
 }
 
-static void on_write(evutil_socket_t fd, short what, void *arg) {
-  (void)what;
-  struct conn *c = arg;
-  if (c->state == CONN_CONNECTING) {
-    int err = 0;
-    socklen_t len = sizeof err;
-    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
-      conn_end(c, "could not connect");
-      return;
-    }
-    c->state = CONN_SENDING;
-    event_add(c->rev, NULL);
-  }
-  if (c->state == CONN_SENDING) send_more(c);
-}
+static const struct load_conn_ops conn_ops = {
+    .opened = on_opened, .read = receive, .body = on_body, .end = on_conn_end};
 
 static void conn_start(struct conn *c) {
   struct bench *b = c->b;
-  load_answer_init(&c->answer);
   if (b->o->target == TARGET_TURND && load_lines_init(&c->lines, false) != 0) {
     fprintf(stderr, "bench-provider-latency: out of memory\n");
     exit(2);
   }
-  c->state = CONN_CONNECTING;
-  c->fd = socket(b->addr.ss_family, SOCK_STREAM, 0);
-  if (c->fd < 0) {
-    conn_end(c, "no socket");
-    return;
-  }
-  int on = 1; /* without stamps every figure falls back to the read time */
-  (void)setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on);
-  c->rev = event_new(b->base, c->fd, EV_READ | EV_PERSIST, on_read, c);
-  c->wev = event_new(b->base, c->fd, EV_WRITE, on_write, c);
-  if (c->rev == NULL || c->wev == NULL) {
-    fprintf(stderr, "bench-provider-latency: out of memory\n");
-    exit(2);
-  }
-  int flags = fcntl(c->fd, F_GETFL);
-  if (flags < 0 || fcntl(c->fd, F_SETFL, flags | O_NONBLOCK) != 0) {
-    conn_end(c, "could not connect");
-    return;
-  }
-  if (connect(c->fd, (const struct sockaddr *)&b->addr, b->addr_len) == 0) {
-    c->state = CONN_SENDING;
-    event_add(c->rev, NULL);
-    send_more(c);
-  } else if (errno == EINPROGRESS) {
-    event_add(c->wev, NULL);
-  } else {
-    conn_end(c, "could not connect");
-  }
+  load_conn_send(&c->conn, b->request, b->request_len);
 }
 
 static void on_start(evutil_socket_t fd, short what, void *arg) {
@@ -512,20 +425,6 @@ static char *build_request(const struct options *o, size_t *len) {
   }
   *len = (size_t)n;
   return req;
-}
-
-static bool resolve(const struct options *o, struct bench *b) {
-  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-  struct addrinfo *ai;
-  int rv = getaddrinfo(o->host, o->port, &hints, &ai);
-  if (rv != 0) {
-    fprintf(stderr, "bench-provider-latency: %s: %s\n", o->host, gai_strerror(rv));
-    return false;
-  }
-  memcpy(&b->addr, ai->ai_addr, ai->ai_addrlen);
-  b->addr_len = ai->ai_addrlen;
-  freeaddrinfo(ai);
-  return true;
 }
 
 /* -------------------------------------------------------------- report */
@@ -696,11 +595,17 @@ int main(int argc, char **argv) {
   struct bench *b = calloc(1, sizeof *b);
   if (b == NULL) return 2;
   b->o = &o;
-  if (!resolve(&o, b)) return 2;
+  if (!load_conn_resolve("bench-provider-latency", o.host, o.port, &b->client.addr,
+                         &b->client.addr_len))
+    return 2;
   char *req = build_request(&o, &b->request_len);
   b->request = req;
   b->conns = calloc(o.turns, sizeof *b->conns);
   b->base = event_base_new();
+  b->client.base = b->base;
+  b->client.ops = &conn_ops;
+  b->client.buf = b->buf;
+  b->client.buf_cap = sizeof b->buf;
   if (b->base != NULL) b->deadline = evtimer_new(b->base, on_deadline, b);
   if (req == NULL || b->conns == NULL || b->base == NULL || b->deadline == NULL) {
     fprintf(stderr, "bench-provider-latency: cannot set the run up\n");
@@ -710,10 +615,10 @@ int main(int argc, char **argv) {
   struct timeval limit = {(time_t)o.timeout_s, 0};
   evtimer_add(b->deadline, &limit);
   b->open = o.turns;
-  b->t_begin_ns = now_ns();
+  b->t_begin_ns = load_conn_now_ns();
   for (unsigned i = 0; i < o.turns; i++) {
     b->conns[i].b = b;
-    b->conns[i].fd = -1;
+    load_conn_init(&b->conns[i].conn, &b->client, &b->conns[i]);
   }
   for (unsigned i = 0; i < o.turns; i++) {
     /* Turn i at i * spread / turns: the fake's streams keep their phase, so
@@ -736,7 +641,7 @@ int main(int argc, char **argv) {
   if (o.kv_path != NULL && write_kv(b, &wire, &read) != 0) rv = 1;
 
   for (unsigned i = 0; i < o.turns; i++) {
-    conn_close(&b->conns[i]);
+    load_conn_close(&b->conns[i].conn);
     load_lines_fini(&b->conns[i].lines);
   }
   event_free(b->deadline);

@@ -1,7 +1,7 @@
 /* Ctrl-C while a turn streams. turnd keeps a turn running when its client goes,
  * so a client that just died would leave the turn (and an approval it asked)
  * waiting with nobody watching: the first ^C stops the stream and asks turnd to
- * cancel the turn instead (turn.c), and a second one ends the client at once,
+ * cancel the turn instead (main.c), and a second one ends the client at once,
  * as ^C always does. */
 #ifndef TURN_CLI_INTERRUPT_H
 #define TURN_CLI_INTERRUPT_H

@@ -50,7 +50,7 @@ struct turnd {
   struct run *closing;      /* released runs, freed at the end of the iteration */
   struct run *ended_first;  /* ended runs still in memory, oldest first ... */
   struct run *ended_last;   /* ... and newest: the --retain window by bytes */
-  struct session *sessions; /* every session; see session.h */
+  struct session *sessions; /* every session; see run/run.h */
   struct idmap session_ids; /* session id -> struct session */
   struct idmap run_ids;     /* run id -> struct run, for runs on the list above */
   struct store *store;      /* owned; written through run_persist.c only */
@@ -66,8 +66,8 @@ struct turnd {
   bool commit_urgent;       /* the next hand-over is committed without delay */
   struct event *trim_ev;    /* owned: gives freed memory back to the system */
   struct auth *auth;        /* owned: the paired devices (auth.h) */
-  struct guard *guard;      /* owned: the owner guard (guard.h) */
-  struct agent_guard guard_view; /* the guard's state every agent reads (guard.h) */
+  struct guard *guard;      /* owned: the owner guard (auth/auth.h) */
+  struct agent_guard guard_view; /* the guard's state every agent reads (auth/auth.h) */
   bool draining;                 /* told to stop: running turns end, no new one starts */
   bool stopping; /* the loop has ended: what comes back now is not answered */
 };

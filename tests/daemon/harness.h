@@ -1,8 +1,11 @@
 /* Test harness for turnd: starts a real turnd on port 0 in a fresh data folder,
- * talks to it over real HTTP (libcurl), and stops it. */
+ * talks to it over real HTTP (libcurl), and stops it (harness.c); checks what its
+ * API answers (harness_api.c). */
 #ifndef TURND_TEST_HARNESS_H
 #define TURND_TEST_HARNESS_H
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -140,5 +143,52 @@ void harness_proxy_free(struct harness_proxy *p);
 /* Kills every proxy not stopped; for a test group's teardown, with
  * harness_kill_all. */
 int harness_proxy_kill_all(void **state);
+
+/* --------------------------------------------------------- turnd's API */
+/* Each of these fails the running test instead of returning an error. */
+
+/* t's base URL and then the path fmt makes, printf style, into out[0..cap). */
+void harness_url(char *out, size_t cap, const struct turnd_proc *t, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Writes script (a script model's JSON) to a fresh folder and puts the --model
+ * value that names it, "script:PATH", into model[0..cap). harness_remove_script
+ * with that value removes the file and its folder. */
+void harness_script_model(const char *script, char *model, size_t cap);
+void harness_remove_script(const char *model);
+/* harness_start with a script model and more arguments (NULL-terminated, may be
+ * NULL; up to 13). The script's file is removed once turnd runs: it reads it at
+ * its start. */
+void harness_start_script(struct turnd_proc *t, const char *script,
+                          const char *const *more);
+
+/* text parsed as JSON; returns owned (json_decref). */
+json_t *harness_json(const char *text);
+/* j's string member key, or "" when it has none. */
+const char *harness_str(const json_t *j, const char *key);
+/* The string member key of the JSON object line into out[0..cap), "" when it has
+ * none. Returns whether it had one. */
+bool harness_line_field(const char *line, const char *key, char *out, size_t cap);
+/* The first "key":"..." in text, which need not be JSON (a raw answer's head and
+ * first line), into out[0..cap). */
+void harness_text_field(const char *text, const char *key, char *out, size_t cap);
+
+/* An error answer: status, a JSON body {"error": {"code": code, "message": M}}
+ * with M not empty. The body alone: body[0..len). */
+void harness_expect_error(const struct http_answer *a, long status, const char *code);
+void harness_expect_error_body(const char *body, size_t len, const char *code);
+
+/* The session as a 200 to GET /api/sessions/<session> gives it; returns owned
+ * (json_decref). */
+json_t *harness_get_session(const struct turnd_proc *t, const char *session);
+/* POST /api/turns {"text": text} in session (NULL: a new one), read to its end
+ * (max_lines 0) or max_lines lines; the answer must be a 200 with a line. */
+void harness_post_turn(const struct turnd_proc *t, const char *session, const char *text,
+                       size_t max_lines, struct http_stream *s);
+/* The head of a POST /api/turns with a body of len bytes, as a raw client sends
+ * it with t's token, into out[0..cap). Returns its length. */
+size_t harness_turn_head(char *out, size_t cap, const struct turnd_proc *t, size_t len);
+/* That head and body[0..len), sent on fd. */
+void harness_send_turn(int fd, const struct turnd_proc *t, const char *body, size_t len);
 
 #endif

@@ -67,18 +67,7 @@ static void set_pin(const struct turnd_proc *t) {
  * TURN_TOKEN, so every client run proves itself unless a test says otherwise. */
 static void start_turnd(struct turnd_proc *t, const char *script,
                         const char *const *more) {
-  char dir[64];
-  snprintf(dir, sizeof dir, "/tmp/turn-cli-XXXXXX");
-  assert_non_null(mkdtemp(dir));
-  char path[128], model[160];
-  assert_int_equal(harness_write_file(dir, "script.json", script, path, sizeof path), 0);
-  snprintf(model, sizeof model, "script:%s", path);
-  const char *extra[8] = {"--model", model};
-  for (size_t i = 0; more != NULL && more[i] != NULL && i < 5; i++)
-    extra[2 + i] = more[i];
-  assert_int_equal(harness_start(t, extra), 0); /* the script is read at start */
-  remove(path);
-  rmdir(dir);
+  harness_start_script(t, script, more);
   snprintf(token, sizeof token, "%s", t->token);
   setenv("TURN_TOKEN", token, 1);
 }

@@ -28,29 +28,6 @@
 
 #include <cmocka.h>
 
-static json_t *body_json(const struct http_answer *a) {
-  json_error_t e;
-  json_t *j = json_loadb(a->body, a->len, 0, &e);
-  if (j == NULL) fail_msg("body is not JSON: %s", a->body);
-  return j;
-}
-
-static void url(char *out, size_t cap, const struct turnd_proc *t, const char *path) {
-  snprintf(out, cap, "%s%s", t->base_url, path);
-}
-
-/* The error body every failure carries: {"error": {"code", "message"}}. */
-static void expect_error(const struct http_answer *a, long status, const char *code) {
-  assert_int_equal(a->status, status);
-  assert_string_equal(a->content_type, "application/json");
-  json_t *j = body_json(a);
-  json_t *err = json_object_get(j, "error");
-  assert_non_null(err);
-  assert_string_equal(json_string_value(json_object_get(err, "code")), code);
-  assert_true(json_string_length(json_object_get(err, "message")) > 0);
-  json_decref(j);
-}
-
 static void test_daemon_starts_on_port_zero_and_says_where(void **state) {
   (void)state;
   struct turnd_proc t;
@@ -67,12 +44,12 @@ static void test_daemon_capabilities(void **state) {
   struct turnd_proc t;
   assert_int_equal(harness_start(&t, NULL), 0);
   char u[256];
-  url(u, sizeof u, &t, "/api/capabilities");
+  harness_url(u, sizeof u, &t, "/api/capabilities");
   struct http_answer a;
   assert_int_equal(http_do("GET", u, NULL, &a), 0);
   assert_int_equal(a.status, 200);
   assert_string_equal(a.content_type, "application/json");
-  json_t *j = body_json(&a);
+  json_t *j = harness_json(a.body);
   assert_string_equal(json_string_value(json_object_get(j, "backend")), "hub");
   assert_int_equal(json_integer_value(json_object_get(j, "protocol")), 1);
   assert_true(json_is_array(json_object_get(j, "pages")));
@@ -97,16 +74,16 @@ static void test_daemon_unknown_routes_and_methods(void **state) {
   char u[256];
   struct http_answer a;
   for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
-    url(u, sizeof u, &t, missing[i]);
+    harness_url(u, sizeof u, &t, "%s", missing[i]);
     assert_int_equal(http_do("GET", u, NULL, &a), 0);
-    expect_error(&a, 404, "not_found");
+    harness_expect_error(&a, 404, "not_found");
     http_answer_free(&a);
   }
-  url(u, sizeof u, &t, "/api/capabilities");
+  harness_url(u, sizeof u, &t, "/api/capabilities");
   static const char *const wrong[] = {"POST", "PUT", "DELETE", "PATCH"};
   for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
     assert_int_equal(http_do(wrong[i], u, "{}", &a), 0);
-    expect_error(&a, 405, "method_not_allowed");
+    harness_expect_error(&a, 405, "method_not_allowed");
     assert_string_equal(a.allow, "GET");
     http_answer_free(&a);
   }
@@ -130,7 +107,7 @@ static void test_daemon_survives_garbage_on_the_socket(void **state) {
     close(fd);
   }
   char u[256];
-  url(u, sizeof u, &t, "/api/capabilities");
+  harness_url(u, sizeof u, &t, "/api/capabilities");
   struct http_answer a;
   assert_int_equal(http_do("GET", u, NULL, &a), 0);
   assert_int_equal(a.status, 200);

@@ -36,33 +36,6 @@ static char *big_script(void) {
   return s;
 }
 
-static void start_with_script(struct turnd_proc *t, const char *script) {
-  char dir[] = "/tmp/turnd-fair-XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  char path[128], model[160];
-  assert_int_equal(harness_write_file(dir, "script.json", script, path, sizeof path), 0);
-  snprintf(model, sizeof model, "script:%s", path);
-  const char *const extra[] = {"--model", model, NULL};
-  assert_int_equal(harness_start(t, extra), 0);
-  remove(path);
-  remove(dir);
-}
-
-/* The value of "key":"..." in text, into out. */
-static void string_field(const char *text, const char *key, char *out, size_t cap) {
-  char pattern[64];
-  snprintf(pattern, sizeof pattern, "\"%s\":\"", key);
-  const char *p = strstr(text, pattern);
-  assert_non_null(p);
-  p += strlen(pattern);
-  size_t k = 0;
-  while (p[k] != '"' && k + 1 < cap) {
-    out[k] = p[k];
-    k++;
-  }
-  out[k] = '\0';
-}
-
 /* Starts the big turn on a connection of its own and reads only its first line.
  * Returns the socket; the turn's id and session go to turn and session. */
 static int start_big_turn(const struct turnd_proc *t, char *turn, char *session,
@@ -74,37 +47,23 @@ static int start_big_turn(const struct turnd_proc *t, char *turn, char *session,
   memset(body + blen, 'x', BIG_TEXT - 3);
   blen += BIG_TEXT - 3;
   blen += (size_t)snprintf(body + blen, sizeof body - blen, "\"}");
-  char head[256];
-  int hn =
-      snprintf(head, sizeof head,
-               "POST /api/turns HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               "%s\r\nContent-Length: %zu\r\n\r\n",
-               t->auth_header, blen);
-  assert_int_equal(write(fd, head, (size_t)hn), hn);
-  assert_int_equal(write(fd, body, blen), (ssize_t)blen);
+  harness_send_turn(fd, t, body, blen);
   static char first[4096];
   harness_read_until(fd, first, 0, sizeof first, "\"session\":\"");
   harness_read_until(fd, first, strlen(first), sizeof first, "}");
-  string_field(first, "turn", turn, cap);
-  string_field(first, "session", session, cap);
+  harness_text_field(first, "turn", turn, cap);
+  harness_text_field(first, "session", session, cap);
   return fd;
 }
 
 /* The session's running turn, as GET /api/sessions/<id> says it ("" for none). */
 static void running_turn(const struct turnd_proc *t, const char *session, char *out,
                          size_t cap) {
-  char u[256];
-  snprintf(u, sizeof u, "%s/api/sessions/%s", t->base_url, session);
-  struct http_answer a;
-  assert_int_equal(http_do("GET", u, NULL, &a), 0);
-  assert_int_equal(a.status, 200);
-  json_t *j = json_loads(a.body, 0, NULL);
-  assert_non_null(j);
+  json_t *j = harness_get_session(t, session);
   const char *v =
       json_string_value(json_object_get(json_object_get(j, "session"), "running_turn"));
   snprintf(out, cap, "%s", v != NULL ? v : "");
   json_decref(j);
-  http_answer_free(&a);
 }
 
 /* Regression: a small turn posted while a big one streams at full speed got
@@ -113,7 +72,7 @@ static void test_fair_small_turn_while_a_big_one_streams(void **state) {
   (void)state;
   char *script = big_script();
   struct turnd_proc t;
-  start_with_script(&t, script);
+  harness_start_script(&t, script, NULL);
   free(script);
   char big[64], big_session[64];
   int fd = start_big_turn(&t, big, big_session, sizeof big);

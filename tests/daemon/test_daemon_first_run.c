@@ -21,7 +21,7 @@
 /* GET /api/guard's pin_set. */
 static bool pin_set(const struct turnd_proc *t) {
   char url[128];
-  snprintf(url, sizeof url, "%s/api/guard", t->base_url);
+  harness_url(url, sizeof url, t, "/api/guard");
   struct http_answer a;
   assert_int_equal(http_do("GET", url, NULL, &a), 0);
   assert_int_equal(a.status, 200);
@@ -45,7 +45,7 @@ static int set_pin_if_unset(const struct turnd_proc *t, const char *input) {
 /* POST path with body on t: the status. */
 static long post(const struct turnd_proc *t, const char *path, const char *body) {
   char url[128];
-  snprintf(url, sizeof url, "%s%s", t->base_url, path);
+  harness_url(url, sizeof url, t, "%s", path);
   struct http_answer a;
   assert_int_equal(http_do("POST", url, body, &a), 0);
   long status = a.status;

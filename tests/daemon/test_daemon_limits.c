@@ -23,32 +23,10 @@
 
 #define MiB (1024u * 1024u)
 
-static void url(char *out, size_t cap, const struct turnd_proc *t, const char *path) {
-  snprintf(out, cap, "%s%s", t->base_url, path);
-}
-
-/* The error body every failure carries: {"error": {"code", "message"}}. */
-static void expect_error_body(const char *body, size_t len, const char *code) {
-  json_error_t e;
-  json_t *j = json_loadb(body, len, 0, &e);
-  if (j == NULL) fail_msg("body is not JSON: %.200s", body);
-  json_t *err = json_object_get(j, "error");
-  assert_non_null(err);
-  assert_string_equal(json_string_value(json_object_get(err, "code")), code);
-  assert_true(json_string_length(json_object_get(err, "message")) > 0);
-  json_decref(j);
-}
-
-static void expect_error(const struct http_answer *a, long status, const char *code) {
-  assert_int_equal(a->status, status);
-  assert_string_equal(a->content_type, "application/json");
-  expect_error_body(a->body, a->len, code);
-}
-
 /* turnd is up and answers on a new connection. */
 static void expect_alive(const struct turnd_proc *t) {
   char u[256];
-  url(u, sizeof u, t, "/api/capabilities");
+  harness_url(u, sizeof u, t, "/api/capabilities");
   struct http_answer a;
   assert_int_equal(http_do("GET", u, NULL, &a), 0);
   assert_int_equal(a.status, 200);
@@ -110,7 +88,7 @@ static void expect_raw_error(const struct turnd_proc *t, const char *req, size_t
   if (!parse_raw(out, out_len, &r)) fail_msg("not one HTTP answer: %.300s", out);
   assert_int_equal(r.status, status);
   assert_string_equal(r.content_type, "application/json");
-  expect_error_body(r.body, r.body_len, code);
+  harness_expect_error_body(r.body, r.body_len, code);
   assert_null(r.next);
   assert_null(strstr(out, "text/html"));
   free(out);
@@ -138,7 +116,7 @@ static void expect_one_raw_error(const struct turnd_proc *t, const char *req, in
   close(fd);
   assert_int_equal(r.status, status);
   assert_string_equal(r.content_type, "application/json");
-  expect_error_body(r.body, r.body_len, code);
+  harness_expect_error_body(r.body, r.body_len, code);
 }
 
 /* ---------------------------------------------------------------- tests */
@@ -153,7 +131,7 @@ static void test_limits_body_with_content_length(void **state) {
   assert_int_equal(harness_start(&t, NULL), 0);
   char *body = padded_body(2 * MiB);
   char u[256];
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   static const char *const expect_100[] = {"Content-Type: application/json", NULL};
   static const char *const no_expect[] = {"Content-Type: application/json",
                                           "Expect:", NULL};
@@ -161,7 +139,7 @@ static void test_limits_body_with_content_length(void **state) {
   for (size_t i = 0; i < 2; i++) {
     struct http_answer a;
     assert_int_equal(http_do_body("POST", u, variants[i], body, 2 * MiB, 0, &a), 0);
-    expect_error(&a, 413, "body_too_large");
+    harness_expect_error(&a, 413, "body_too_large");
     http_answer_free(&a);
     expect_alive(&t);
   }
@@ -175,17 +153,17 @@ static void test_limits_body_at_the_limit(void **state) {
   struct turnd_proc t;
   assert_int_equal(harness_start(&t, NULL), 0);
   char u[256];
-  url(u, sizeof u, &t, "/api/approvals/t-0000000000000000.a1");
+  harness_url(u, sizeof u, &t, "/api/approvals/t-0000000000000000.a1");
   static const char *const hdr[] = {"Content-Type: application/json", NULL};
   char *body = padded_body(64 * 1024 + 1);
   struct http_answer a;
   assert_int_equal(http_do_body("POST", u, hdr, body, 64 * 1024 + 1, 0, &a), 0);
-  expect_error(&a, 413, "body_too_large");
+  harness_expect_error(&a, 413, "body_too_large");
   http_answer_free(&a);
   free(body);
   body = padded_body(64 * 1024); /* read and parsed: the request is unknown */
   assert_int_equal(http_do_body("POST", u, hdr, body, 64 * 1024, 0, &a), 0);
-  expect_error(&a, 404, "unknown_request");
+  harness_expect_error(&a, 404, "unknown_request");
   http_answer_free(&a);
   free(body);
   expect_alive(&t);
@@ -264,11 +242,11 @@ static void test_limits_chunked_body_under_the_limit(void **state) {
   static const char *const hdr[] = {"Content-Type: application/json",
                                     "Transfer-Encoding: chunked", NULL};
   char u[256];
-  url(u, sizeof u, &t, "/api/approvals/t-0000000000000000.a1");
+  harness_url(u, sizeof u, &t, "/api/approvals/t-0000000000000000.a1");
   char *body = padded_body(60 * 1024);
   struct http_answer a;
   assert_int_equal(http_do_body("POST", u, hdr, body, 60 * 1024, 1024, &a), 0);
-  expect_error(&a, 404, "unknown_request");
+  harness_expect_error(&a, 404, "unknown_request");
   http_answer_free(&a);
   free(body);
   /* A turn of the demo model stops at its approval, so read just its head. */
@@ -309,7 +287,7 @@ static void test_limits_no_auth_serves_this_machine_only(void **state) {
   static const char *const no_auth[] = {"--no-auth", NULL};
   assert_int_equal(harness_start(&t, no_auth), 0);
   char u[256], other_host[96], other_origin[96], own_origin[96], own_host[96];
-  url(u, sizeof u, &t, "/api/sessions");
+  harness_url(u, sizeof u, &t, "/api/sessions");
   snprintf(other_host, sizeof other_host, "Host: evil.example:%u", t.port);
   snprintf(other_origin, sizeof other_origin, "Origin: http://evil.example");
   snprintf(own_origin, sizeof own_origin, "Origin: http://127.0.0.1:%u", t.port);
@@ -318,7 +296,7 @@ static void test_limits_no_auth_serves_this_machine_only(void **state) {
   for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
     struct http_answer a;
     assert_int_equal(http_do_body("GET", u, refused[i], NULL, 0, 0, &a), 0);
-    expect_error(&a, 403, "not_loopback");
+    harness_expect_error(&a, 403, "not_loopback");
     http_answer_free(&a);
   }
   const char *served[][3] = {
@@ -337,7 +315,7 @@ static void test_limits_oversize_headers(void **state) {
   struct turnd_proc t;
   assert_int_equal(harness_start(&t, NULL), 0);
   char u[256];
-  url(u, sizeof u, &t, "/api/capabilities");
+  harness_url(u, sizeof u, &t, "/api/capabilities");
   char *big = malloc(20 * 1024 + 16);
   assert_non_null(big);
   memcpy(big, "X-Big: ", 7);
@@ -346,7 +324,7 @@ static void test_limits_oversize_headers(void **state) {
   const char *one[] = {big, NULL};
   struct http_answer a;
   assert_int_equal(http_do_body("GET", u, one, NULL, 0, 0, &a), 0);
-  expect_error(&a, 400, "bad_request");
+  harness_expect_error(&a, 400, "bad_request");
   http_answer_free(&a);
   free(big);
   expect_alive(&t);
@@ -359,7 +337,7 @@ static void test_limits_oversize_headers(void **state) {
   }
   many[1500] = NULL;
   assert_int_equal(http_do_body("GET", u, many, NULL, 0, 0, &a), 0);
-  expect_error(&a, 400, "bad_request");
+  harness_expect_error(&a, 400, "bad_request");
   http_answer_free(&a);
   expect_alive(&t);
 
@@ -406,11 +384,11 @@ static void test_limits_requests_libevent_refuses(void **state) {
                        "bad_request");
   static const char *const methods[] = {"FOO", "TRACE"};
   char u[256];
-  url(u, sizeof u, &t, "/api/capabilities");
+  harness_url(u, sizeof u, &t, "/api/capabilities");
   for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++) {
     struct http_answer a;
     assert_int_equal(http_do(methods[i], u, NULL, &a), 0);
-    expect_error(&a, 405, "method_not_allowed");
+    harness_expect_error(&a, 405, "method_not_allowed");
     assert_string_equal(a.allow, "GET");
     http_answer_free(&a);
   }
@@ -441,7 +419,7 @@ static void test_limits_refused_after_a_kept_alive_request(void **state) {
   assert_true(parse_raw(first.next, out_len - (size_t)(first.next - out), &second));
   assert_int_equal(second.status, 413);
   assert_string_equal(second.content_type, "application/json");
-  expect_error_body(second.body, second.body_len, "body_too_large");
+  harness_expect_error_body(second.body, second.body_len, "body_too_large");
   assert_null(second.next);
   free(out);
   expect_alive(&t);
@@ -541,7 +519,7 @@ static void test_limits_malformed_chunk_size(void **state) {
   struct raw_answer r;
   if (!parse_raw(got, len, &r)) fail_msg("not one HTTP answer: %.300s", got);
   assert_int_equal(r.status, 413);
-  expect_error_body(r.body, r.body_len, "body_too_large");
+  harness_expect_error_body(r.body, r.body_len, "body_too_large");
   expect_alive(&t);
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
@@ -588,7 +566,7 @@ static void test_limits_connection_cap(void **state) {
   struct raw_answer r;
   assert_true(parse_raw(got, strlen(got), &r));
   assert_string_equal(r.content_type, "application/json");
-  expect_error_body(r.body, r.body_len, "too_many_connections");
+  harness_expect_error_body(r.body, r.body_len, "too_many_connections");
   assert_non_null(strstr(got, "\r\nRetry-After: "));
   assert_non_null(strstr(got, "\r\nConnection: close\r\n"));
   char rest[64];

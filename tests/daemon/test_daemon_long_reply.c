@@ -43,8 +43,7 @@ static char *user_text(const char *prefix) {
 
 /* The model: reasoning, then DELTAS times the user's text and a full stop;
  * with hold, then a long wait, for a kill in the middle of the reply. */
-static void start_with_script(struct turnd_proc *t, char dir[], bool hold) {
-  assert_non_null(mkdtemp(dir));
+static void start_with_script(struct turnd_proc *t, bool hold) {
   char script[4096];
   size_t n = (size_t)snprintf(script, sizeof script,
                               "{\"default\": [[{\"reasoning\": \"weighing it\"}");
@@ -52,63 +51,7 @@ static void start_with_script(struct turnd_proc *t, char dir[], bool hold) {
     n += (size_t)snprintf(script + n, sizeof script - n, ", {\"text\": \"{{input}}\"}");
   snprintf(script + n, sizeof script - n, ", {\"text\": \".\"}%s]]}",
            hold ? ", {\"delay_ms\": 600000}" : "");
-  char path[128], model[160];
-  assert_int_equal(harness_write_file(dir, "script.json", script, path, sizeof path), 0);
-  snprintf(model, sizeof model, "script:%s", path);
-  const char *const extra[] = {"--model", model, NULL};
-  assert_int_equal(harness_start(t, extra), 0);
-}
-
-static void remove_script(const char *dir) {
-  char path[128];
-  snprintf(path, sizeof path, "%s/script.json", dir);
-  remove(path);
-  remove(dir);
-}
-
-/* The request body of a turn with text, in session (NULL: a new one). */
-static char *turn_body(const char *session, const char *text) {
-  json_t *b = session != NULL ? json_pack("{s:s, s:s}", "session", session, "text", text)
-                              : json_pack("{s:s}", "text", text);
-  char *s = json_dumps(b, JSON_COMPACT);
-  json_decref(b);
-  assert_non_null(s);
-  return s;
-}
-
-/* A field of a line that is a JSON object, into out[0..cap). */
-static void line_field(const char *line, const char *key, char *out, size_t cap) {
-  json_t *j = json_loads(line, 0, NULL);
-  assert_non_null(j);
-  const char *v = json_string_value(json_object_get(j, key));
-  assert_non_null(v);
-  snprintf(out, cap, "%s", v);
-  json_decref(j);
-}
-
-/* Posts a turn and reads it: to its end (max_lines 0) or max_lines lines. */
-static void post_turn(const struct turnd_proc *t, const char *session, const char *text,
-                      size_t max_lines, struct http_stream *s) {
-  char url[128];
-  snprintf(url, sizeof url, "%s/api/turns", t->base_url);
-  char *body = turn_body(session, text);
-  assert_int_equal(http_stream("POST", url, body, max_lines, s), 0);
-  free(body);
-  assert_int_equal(s->status, 200);
-  assert_true(s->n > 0);
-}
-
-/* The session as GET /api/sessions/<id> gives it (json_decref). */
-static json_t *get_session(const struct turnd_proc *t, const char *session) {
-  char url[256];
-  snprintf(url, sizeof url, "%s/api/sessions/%s", t->base_url, session);
-  struct http_answer a;
-  assert_int_equal(http_do("GET", url, NULL, &a), 0);
-  assert_int_equal(a.status, 200);
-  json_t *j = json_loads(a.body, 0, NULL);
-  http_answer_free(&a);
-  assert_non_null(j);
-  return j;
+  harness_start_script(t, script, NULL);
 }
 
 /* The types of the session's blocks, space-separated, into out. */
@@ -147,22 +90,21 @@ static char *said(const char *text) {
 static void test_a_long_reply_reads_back_whole(void **state) {
   (void)state;
   struct turnd_proc t;
-  char dir[] = "/tmp/turnd-long-XXXXXX";
-  start_with_script(&t, dir, false);
+  start_with_script(&t, false);
   char *first = user_text("first ");
   struct http_stream s;
-  post_turn(&t, NULL, first, 0, &s);
+  harness_post_turn(&t, NULL, first, 0, &s);
   char session[64];
-  line_field(s.lines[0], "session", session, sizeof session);
+  assert_true(harness_line_field(s.lines[0], "session", session, sizeof session));
   assert_non_null(strstr(s.lines[s.n - 1], "\"stop_reason\":\"end_turn\""));
   http_stream_free(&s);
 
   char *second = user_text("second ");
-  post_turn(&t, session, second, 0, &s);
+  harness_post_turn(&t, session, second, 0, &s);
   assert_non_null(strstr(s.lines[s.n - 1], "\"stop_reason\":\"end_turn\""));
   http_stream_free(&s);
 
-  json_t *j = get_session(&t, session);
+  json_t *j = harness_get_session(&t, session);
   char types[256];
   block_types(j, types, sizeof types);
   assert_string_equal(types, "user reasoning assistant user reasoning assistant");
@@ -183,13 +125,12 @@ static void test_a_long_reply_reads_back_whole(void **state) {
   free(first);
   free(second);
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
-  remove_script(dir);
 }
 
 /* The text of every text event of a stored turn, joined (free). */
 static char *turn_text(const struct turnd_proc *t, const char *turn) {
   char url[256];
-  snprintf(url, sizeof url, "%s/api/turns/%s", t->base_url, turn);
+  harness_url(url, sizeof url, t, "/api/turns/%s", turn);
   struct http_stream s;
   assert_int_equal(http_stream("GET", url, NULL, 0, &s), 0);
   assert_int_equal(s.status, 200);
@@ -222,42 +163,38 @@ static char *turn_text(const struct turnd_proc *t, const char *turn) {
 static void test_a_kill_in_the_middle_of_a_long_reply_keeps_what_it_said(void **state) {
   (void)state;
   struct turnd_proc t;
-  char dir[] = "/tmp/turnd-long-XXXXXX";
-  start_with_script(&t, dir, true);
+  start_with_script(&t, true);
   char *text = user_text("kept ");
   struct http_stream s;
   /* the turn line, the reasoning and the text's deltas: the reader got them,
    * so the journal has them */
-  post_turn(&t, NULL, text, 2 + DELTAS, &s);
+  harness_post_turn(&t, NULL, text, 2 + DELTAS, &s);
   assert_true(s.n >= 2 + DELTAS);
   char session[64], turn[64];
-  line_field(s.lines[0], "session", session, sizeof session);
-  line_field(s.lines[0], "turn", turn, sizeof turn);
+  assert_true(harness_line_field(s.lines[0], "session", session, sizeof session));
+  assert_true(harness_line_field(s.lines[0], "turn", turn, sizeof turn));
   http_stream_free(&s);
   assert_int_equal(harness_halt(&t, SIGKILL), 128 + SIGKILL);
   /* the next start's model answers at once */
-  char path[128], model[160];
-  assert_int_equal(harness_write_file(dir, "script.json",
-                                      "{\"default\": [[{\"text\": \"yes\"}]]}", path,
-                                      sizeof path),
-                   0);
-  snprintf(model, sizeof model, "script:%s", path);
+  char model[160];
+  harness_script_model("{\"default\": [[{\"text\": \"yes\"}]]}", model, sizeof model);
   const char *const extra[] = {"--model", model, NULL};
   assert_int_equal(harness_restart(&t, extra), 0);
+  harness_remove_script(model);
 
   char *recorded = turn_text(&t, turn);
   assert_true(strlen(recorded) > 2u * 1024 * 1024);
-  json_t *j = get_session(&t, session);
+  json_t *j = harness_get_session(&t, session);
   char types[256];
   block_types(j, types, sizeof types);
   assert_string_equal(types, "user reasoning assistant notice");
   assert_string_equal(block_text(j, 2), recorded);
   json_decref(j);
 
-  post_turn(&t, session, "still here?", 0, &s);
+  harness_post_turn(&t, session, "still here?", 0, &s);
   assert_non_null(strstr(s.lines[s.n - 1], "\"stop_reason\":\"end_turn\""));
   http_stream_free(&s);
-  j = get_session(&t, session);
+  j = harness_get_session(&t, session);
   block_types(j, types, sizeof types);
   assert_string_equal(types, "user reasoning assistant notice user assistant");
   assert_string_equal(block_text(j, 2), recorded);
@@ -265,7 +202,6 @@ static void test_a_kill_in_the_middle_of_a_long_reply_keeps_what_it_said(void **
   free(recorded);
   free(text);
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
-  remove_script(dir);
 }
 
 int main(void) {

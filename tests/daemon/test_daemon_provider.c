@@ -120,18 +120,6 @@ static void start_turnd(struct turnd_proc *t, const char *kind, const char *fake
 
 /* ---------------------------------------------------------------- turns */
 
-static json_t *line_json(const char *line) {
-  json_error_t e;
-  json_t *j = json_loads(line, 0, &e);
-  if (j == NULL) fail_msg("not JSON: %s", line);
-  return j;
-}
-
-static const char *string_of(json_t *j, const char *key) {
-  const char *v = json_string_value(json_object_get(j, key));
-  return v != NULL ? v : "";
-}
-
 /* A whole turn: lines[i] parsed, the last an end. */
 struct turn {
   json_t **ev;
@@ -139,20 +127,16 @@ struct turn {
 };
 
 static void run_turn(const struct turnd_proc *t, const char *text, struct turn *out) {
-  char u[128], body[256];
-  snprintf(u, sizeof u, "%s/api/turns", t->base_url);
-  snprintf(body, sizeof body, "{\"text\": \"%s\"}", text);
   struct http_stream s;
-  assert_int_equal(http_stream("POST", u, body, 0, &s), 0);
-  assert_int_equal(s.status, 200);
+  harness_post_turn(t, NULL, text, 0, &s);
   out->n = s.n;
   out->ev = calloc(s.n, sizeof *out->ev);
   assert_non_null(out->ev);
   for (size_t i = 0; i < s.n; i++)
-    out->ev[i] = line_json(s.lines[i]);
+    out->ev[i] = harness_json(s.lines[i]);
   http_stream_free(&s);
   assert_true(out->n > 0);
-  assert_string_equal(string_of(out->ev[out->n - 1], "type"), "end");
+  assert_string_equal(harness_str(out->ev[out->n - 1], "type"), "end");
 }
 
 static void turn_free(struct turn *tu) {
@@ -164,7 +148,7 @@ static void turn_free(struct turn *tu) {
 static size_t count(const struct turn *tu, const char *type) {
   size_t n = 0;
   for (size_t i = 0; i < tu->n; i++)
-    n += strcmp(string_of(tu->ev[i], "type"), type) == 0;
+    n += strcmp(harness_str(tu->ev[i], "type"), type) == 0;
   return n;
 }
 
@@ -172,12 +156,12 @@ static size_t count(const struct turn *tu, const char *type) {
 static json_t *the(const struct turn *tu, const char *type) {
   if (count(tu, type) != 1) fail_msg("not one %s event but %zu", type, count(tu, type));
   for (size_t i = 0; i < tu->n; i++)
-    if (strcmp(string_of(tu->ev[i], "type"), type) == 0) return tu->ev[i];
+    if (strcmp(harness_str(tu->ev[i], "type"), type) == 0) return tu->ev[i];
   return NULL;
 }
 
 static const char *stop_reason(const struct turn *tu) {
-  return string_of(tu->ev[tu->n - 1], "stop_reason");
+  return harness_str(tu->ev[tu->n - 1], "stop_reason");
 }
 
 /* The text deltas joined. */
@@ -185,16 +169,15 @@ static void text_of(const struct turn *tu, char *out, size_t cap) {
   size_t len = 0;
   out[0] = '\0';
   for (size_t i = 0; i < tu->n; i++)
-    if (strcmp(string_of(tu->ev[i], "type"), "text") == 0)
+    if (strcmp(harness_str(tu->ev[i], "type"), "text") == 0)
       len += (size_t)snprintf(out + len, len < cap ? cap - len : 0, "%s",
-                              string_of(tu->ev[i], "delta"));
+                              harness_str(tu->ev[i], "delta"));
 }
 
 /* The session's history as turnd serves it (owned). */
 static char *history_of(const struct turnd_proc *t, const struct turn *tu) {
   char u[160];
-  snprintf(u, sizeof u, "%s/api/sessions/%s", t->base_url,
-           string_of(tu->ev[0], "session"));
+  harness_url(u, sizeof u, t, "/api/sessions/%s", harness_str(tu->ev[0], "session"));
   struct http_answer a;
   assert_int_equal(http_do("GET", u, NULL, &a), 0);
   assert_int_equal(a.status, 200);
@@ -256,7 +239,7 @@ static void assert_redacted_notice(const struct turnd_proc *t, const char *text,
   run_turn(t, text, &tu);
   assert_string_equal(stop_reason(&tu), "error");
   assert_int_equal(count(&tu, "throttled"), 0);
-  const char *notice = string_of(the(&tu, "notice"), "text");
+  const char *notice = harness_str(the(&tu, "notice"), "text");
   if (strstr(notice, message) == NULL)
     fail_msg("the notice \"%s\" does not say \"%s\"", notice, message);
   assert_no_key(notice, strlen(notice), key, "the notice");
@@ -417,7 +400,7 @@ static void test_provider_retry_after_forms(void **state) {
   run_turn(&turnd, "retry-huge, then hello", &tu);
   assert_int_equal(count(&tu, "throttled"), 0);
   assert_string_equal(stop_reason(&tu), "error");
-  const char *notice = string_of(the(&tu, "notice"), "text");
+  const char *notice = harness_str(the(&tu, "notice"), "text");
   if (strstr(notice, "100000 s") == NULL || strstr(notice, "rate limit") == NULL)
     fail_msg("the notice \"%s\" does not say the wait and the provider's message",
              notice);

@@ -26,19 +26,6 @@
 static const char script[] = "{\"default\": [[{\"text\": \"working\"}, {\"delay_ms\": "
                              "600000}, {\"text\": \"x\"}]]}";
 
-static void start_with_script(struct turnd_proc *t) {
-  static char dir[64];
-  snprintf(dir, sizeof dir, "/tmp/turnd-reattach-XXXXXX");
-  assert_non_null(mkdtemp(dir));
-  static char path[128], model[160];
-  assert_int_equal(harness_write_file(dir, "script.json", script, path, sizeof path), 0);
-  snprintf(model, sizeof model, "script:%s", path);
-  const char *extra[] = {"--model", model, NULL};
-  assert_int_equal(harness_start(t, extra), 0);
-  remove(path);
-  remove(dir);
-}
-
 /* GET /api/turns/<turn>?after=<after> on a raw HTTP/1.1 socket, read up to the
  * end of the answer's head (so the reader is attached). Returns the socket. */
 static int attach(const struct turnd_proc *t, const char *turn, unsigned after, char *buf,
@@ -65,7 +52,7 @@ static bool ends_with(const char *s, size_t len, const char *tail) {
 static void test_reattach_past_where_a_running_turn_ends(void **state) {
   (void)state;
   struct turnd_proc t;
-  start_with_script(&t);
+  harness_start_script(&t, script, NULL);
   char u[512];
   snprintf(u, sizeof u, "%s/api/turns", t.base_url);
   struct http_stream head;

@@ -64,13 +64,9 @@ static void send_all(int fd, const char *text) {
 
 /* A request asking for a turn of text, raw (headers written here). */
 static void post_turn(int fd, const struct turnd_proc *t, const char *text) {
-  char body[256], req[1024];
-  snprintf(body, sizeof body, "{\"text\": \"%s\"}", text);
-  snprintf(req, sizeof req,
-           "POST /api/turns HTTP/1.1\r\nHost: x\r\n%s\r\nContent-Type: "
-           "application/json\r\nContent-Length: %zu\r\n\r\n%s",
-           t->auth_header, strlen(body), body);
-  send_all(fd, req);
+  char body[256];
+  int n = snprintf(body, sizeof body, "{\"text\": \"%s\"}", text);
+  harness_send_turn(fd, t, body, (size_t)n);
 }
 
 /* A connection that sends nothing, one that sends half a request line, and a
@@ -133,10 +129,8 @@ static void test_timeouts_quiet_stream_stays(void **state) {
  * texts of 100 kB (about 900 kB of stream, far more than the sockets hold), or
  * with many when loop is true: the reply then ends with a clock call, which the
  * script gives again to each of the turn's 40 model calls (a script is at most
- * 1 MiB). The script's folder and file go to dir and path, removed by
- * stop_big(). */
-static void start_big(struct turnd_proc *t, bool loop, const char *reader_timeout,
-                      char *dir, char *path, size_t path_cap) {
+ * 1 MiB). */
+static void start_big(struct turnd_proc *t, bool loop, const char *reader_timeout) {
   enum { STEPS = 9, STEP_BYTES = 100000 };
   size_t cap = STEPS * (STEP_BYTES + 16) + 256;
   char *script = malloc(cap);
@@ -151,27 +145,11 @@ static void start_big(struct turnd_proc *t, bool loop, const char *reader_timeou
   }
   snprintf(script + n, cap - n, "%s]]}], \"default\": [[{\"text\": \"?\"}]]}",
            loop ? ", {\"tool_use\": {\"name\": \"clock\", \"input\": {}}}" : "");
-  assert_non_null(mkdtemp(dir));
-  assert_int_equal(harness_write_file(dir, "big.json", script, path, path_cap), 0);
+  const char *const more[] = {
+      "--client-timeout", "1", "--max-model-calls", "40", "--reader-timeout",
+      reader_timeout,     NULL};
+  harness_start_script(t, script, more);
   free(script);
-  char model[160];
-  snprintf(model, sizeof model, "script:%s", path);
-  const char *extra[] = {"--client-timeout",
-                         "1",
-                         "--model",
-                         model,
-                         "--max-model-calls",
-                         "40",
-                         "--reader-timeout",
-                         reader_timeout,
-                         NULL};
-  assert_int_equal(harness_start(t, extra), 0);
-}
-
-static void stop_big(struct turnd_proc *t, const char *dir, const char *path) {
-  assert_int_equal(harness_stop(t, SIGTERM), 0);
-  remove(path);
-  remove(dir);
 }
 
 /* Reads fd (at most cap bytes a read) until turnd closes it, the turn's end
@@ -206,9 +184,8 @@ static bool read_to_end(int fd, size_t cap, size_t *total, bool *closed) {
  * afterwards is what was on its way, and not the turn's end. */
 static void test_timeouts_stuck_reader_is_dropped(void **state) {
   (void)state;
-  char dir[] = "/tmp/turnd-stuck-XXXXXX", path[128];
   struct turnd_proc t;
-  start_big(&t, true, "1", dir, path, sizeof path);
+  start_big(&t, true, "1");
   int fd = harness_connect(&t, 4096);
   assert_true(fd >= 0);
   post_turn(fd, &t, "big");
@@ -221,7 +198,7 @@ static void test_timeouts_stuck_reader_is_dropped(void **state) {
     fail_msg("the stuck reader got the whole turn (%zu bytes)", total);
   assert_true(closed);
   close(fd);
-  stop_big(&t, dir, path);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
 /* A reader that takes nothing for longer than --client-timeout but not for
@@ -232,9 +209,8 @@ static void test_timeouts_stuck_reader_is_dropped(void **state) {
  * after --client-timeout. */
 static void test_timeouts_reader_has_its_own_limit(void **state) {
   (void)state;
-  char dir[] = "/tmp/turnd-patient-XXXXXX", path[128];
   struct turnd_proc t;
-  start_big(&t, true, "150", dir, path, sizeof path);
+  start_big(&t, true, "150");
   int fd = harness_connect(&t, 4096);
   assert_true(fd >= 0);
   post_turn(fd, &t, "big");
@@ -244,7 +220,7 @@ static void test_timeouts_reader_has_its_own_limit(void **state) {
   if (!read_to_end(fd, 65536, &total, &closed))
     fail_msg("the reader was dropped after %zu bytes", total);
   close(fd);
-  stop_big(&t, dir, path);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
 /* Regression: a reader that kept reading, slowly, was dropped like one that
@@ -258,9 +234,8 @@ static void test_timeouts_reader_has_its_own_limit(void **state) {
  * Linux makes 2304 bytes) shows each read at once. */
 static void test_timeouts_slow_reader_keeps_its_stream(void **state) {
   (void)state;
-  char dir[] = "/tmp/turnd-slow-XXXXXX", path[128];
   struct turnd_proc t;
-  start_big(&t, true, "1", dir, path, sizeof path);
+  start_big(&t, true, "1");
   int fd = harness_connect(&t, 1024);
   assert_true(fd >= 0);
   post_turn(fd, &t, "big");
@@ -278,7 +253,7 @@ static void test_timeouts_slow_reader_keeps_its_stream(void **state) {
   if (!read_to_end(fd, 65536, &total, &closed))
     fail_msg("no end after %zu bytes (%s)", total, closed ? "closed" : "silent");
   close(fd);
-  stop_big(&t, dir, path);
+  assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
 
 /* Regression: libevent restarts its read timeout at every byte, so a client that

@@ -52,38 +52,15 @@ static void assert_valid_turn(char **lines, size_t n) {
   assert_int_equal(c.problems, 0);
 }
 
-static json_t *line_json(const char *line) {
-  json_error_t e;
-  json_t *j = json_loads(line, 0, &e);
-  if (j == NULL) fail_msg("not JSON: %s", line);
-  return j;
-}
-
-/* A string field of a line, copied into out. */
-static void field(const char *line, const char *key, char *out, size_t cap) {
-  json_t *j = line_json(line);
-  const char *v = json_string_value(json_object_get(j, key));
-  snprintf(out, cap, "%s", v != NULL ? v : "");
-  json_decref(j);
-}
-
 static bool is_type(const char *line, const char *type) {
   char t[32];
-  field(line, "type", t, sizeof t);
+  harness_line_field(line, "type", t, sizeof t);
   return strcmp(t, type) == 0;
 }
 
 static const char *last(const struct http_stream *s) {
   assert_true(s->n > 0);
   return s->lines[s->n - 1];
-}
-
-static void url(char *out, size_t cap, const struct turnd_proc *t, const char *fmt, ...) {
-  size_t n = (size_t)snprintf(out, cap, "%s", t->base_url);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(out + n, cap - n, fmt, ap);
-  va_end(ap);
 }
 
 static void expect_status(const char *method, const char *u, const char *body,
@@ -93,7 +70,7 @@ static void expect_status(const char *method, const char *u, const char *body,
   if (a.status != status)
     fail_msg("%s %s: %ld, want %ld: %s", method, u, a.status, status, a.body);
   if (code != NULL) {
-    json_t *j = line_json(a.body);
+    json_t *j = harness_json(a.body);
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(j, "error"), "code")), code);
     json_decref(j);
@@ -105,25 +82,6 @@ static void expect_status(const char *method, const char *u, const char *body,
  * about approvals and streams, the step-up has its own cases (tests/cases). */
 static const char *const no_step_up[] = {"--step-up-effects", "none", NULL};
 
-/* A script file in a fresh folder, and turnd started with it. */
-static void start_with_script(struct turnd_proc *t, const char *script,
-                              const char *const *more) {
-  static char dir[64];
-  snprintf(dir, sizeof dir, "/tmp/turnd-script-XXXXXX");
-  assert_non_null(mkdtemp(dir));
-  static char path[128], model[160];
-  assert_int_equal(harness_write_file(dir, "script.json", script, path, sizeof path), 0);
-  snprintf(model, sizeof model, "script:%s", path);
-  const char *extra[8] = {"--model", model};
-  size_t n = 2;
-  for (size_t i = 0; more != NULL && more[i] != NULL && n < 7; i++)
-    extra[n++] = more[i];
-  extra[n] = NULL;
-  assert_int_equal(harness_start(t, extra), 0);
-  remove(path);
-  remove(dir);
-}
-
 /* ---------------------------------------------------------------- tests */
 
 /* The demo turn: it streams to the approval, the reader drops, the owner
@@ -133,7 +91,7 @@ static void test_turns_demo_with_approval_and_reattach(void **state) {
   struct turnd_proc t;
   assert_int_equal(harness_start(&t, no_step_up), 0);
   char u[512];
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   struct http_stream first;
   /* The demo's approval is its 10th line. */
   assert_int_equal(http_stream("POST", u, "{\"text\": \"lights please\"}", 10, &first),
@@ -145,14 +103,14 @@ static void test_turns_demo_with_approval_and_reattach(void **state) {
   assert_true(is_type(last(&first), "approval"));
   assert_non_null(strstr(first.lines[1], "lights please")); /* {{input}} */
   char turn[64], request[96];
-  field(first.lines[0], "turn", turn, sizeof turn);
-  field(last(&first), "request", request, sizeof request);
+  harness_line_field(first.lines[0], "turn", turn, sizeof turn);
+  harness_line_field(last(&first), "request", request, sizeof request);
 
-  url(u, sizeof u, &t, "/api/approvals/%s", request);
+  harness_url(u, sizeof u, &t, "/api/approvals/%s", request);
   expect_status("POST", u, "{\"decision\": \"approved\"}", 204, NULL);
   expect_status("POST", u, "{\"decision\": \"rejected\"}", 409, "already_decided");
 
-  url(u, sizeof u, &t, "/api/turns/%s?after=9", turn);
+  harness_url(u, sizeof u, &t, "/api/turns/%s?after=9", turn);
   struct http_stream rest;
   assert_int_equal(http_stream("GET", u, NULL, 0, &rest), 0);
   assert_int_equal(rest.status, 200);
@@ -175,7 +133,7 @@ static void test_turns_demo_with_approval_and_reattach(void **state) {
   assert_true(widget);
   assert_true(approved);
   /* The whole turn from the start, once more, is the same bytes. */
-  url(u, sizeof u, &t, "/api/turns/%s", turn);
+  harness_url(u, sizeof u, &t, "/api/turns/%s", turn);
   struct http_stream again;
   assert_int_equal(http_stream("GET", u, NULL, 0, &again), 0);
   assert_int_equal(again.n, n);
@@ -199,17 +157,17 @@ static const char long_script[] =
 static void test_turns_two_readers_and_a_late_one(void **state) {
   (void)state;
   struct turnd_proc t;
-  start_with_script(&t, slow_script, NULL);
+  harness_start_script(&t, slow_script, NULL);
   char u[512];
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   struct http_stream head;
   assert_int_equal(http_stream("POST", u, "{\"text\": \"three\"}", 2, &head), 0);
   char turn[64];
-  field(head.lines[0], "turn", turn, sizeof turn);
-  url(u, sizeof u, &t, "/api/turns/%s", turn);
+  harness_line_field(head.lines[0], "turn", turn, sizeof turn);
+  harness_url(u, sizeof u, &t, "/api/turns/%s", turn);
   struct http_stream a, b;
   assert_int_equal(http_stream("GET", u, NULL, 0, &a), 0);
-  url(u, sizeof u, &t, "/api/turns/%s?after=1", turn);
+  harness_url(u, sizeof u, &t, "/api/turns/%s?after=1", turn);
   assert_int_equal(http_stream("GET", u, NULL, 0, &b), 0);
   assert_int_equal(a.n, 5);
   assert_int_equal(b.n, 3);
@@ -227,22 +185,22 @@ static void test_turns_two_readers_and_a_late_one(void **state) {
 static void test_turns_cancel(void **state) {
   (void)state;
   struct turnd_proc t;
-  start_with_script(&t, long_script, NULL);
+  harness_start_script(&t, long_script, NULL);
   char u[512];
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   struct http_stream head;
   assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 2, &head), 0);
   char turn[64];
-  field(head.lines[0], "turn", turn, sizeof turn);
-  url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
+  harness_line_field(head.lines[0], "turn", turn, sizeof turn);
+  harness_url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
   expect_status("POST", u, NULL, 204, NULL);
   expect_status("POST", u, NULL, 204, NULL);
-  url(u, sizeof u, &t, "/api/turns/%s", turn);
+  harness_url(u, sizeof u, &t, "/api/turns/%s", turn);
   struct http_stream all;
   assert_int_equal(http_stream("GET", u, NULL, 0, &all), 0);
   assert_non_null(strstr(last(&all), "\"stop_reason\":\"cancelled\""));
   assert_valid_turn(all.lines, all.n);
-  url(u, sizeof u, &t, "/api/turns/t-0000000000000000/cancel");
+  harness_url(u, sizeof u, &t, "/api/turns/t-0000000000000000/cancel");
   expect_status("POST", u, NULL, 404, "unknown_turn");
   http_stream_free(&head);
   http_stream_free(&all);
@@ -254,14 +212,14 @@ static void test_turns_cancel(void **state) {
 static void test_turns_busy(void **state) {
   (void)state;
   struct turnd_proc t;
-  start_with_script(&t, long_script, NULL);
+  harness_start_script(&t, long_script, NULL);
   char u[512], body[256];
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   struct http_stream first;
   assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 1, &first), 0);
   char session[64], turn[64];
-  field(first.lines[0], "session", session, sizeof session);
-  field(first.lines[0], "turn", turn, sizeof turn);
+  harness_line_field(first.lines[0], "session", session, sizeof session);
+  harness_line_field(first.lines[0], "turn", turn, sizeof turn);
   snprintf(body, sizeof body, "{\"session\": \"%s\", \"text\": \"y\"}", session);
   struct http_stream second;
   assert_int_equal(http_stream("POST", u, body, 0, &second), 0);
@@ -269,15 +227,15 @@ static void test_turns_busy(void **state) {
   assert_non_null(strstr(second.lines[1], "\"stop_reason\":\"busy\""));
   assert_valid_turn(second.lines, second.n);
   /* The first turn was not disturbed: it goes on until cancelled. */
-  url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
+  harness_url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
   expect_status("POST", u, NULL, 204, NULL);
-  url(u, sizeof u, &t, "/api/turns/%s", turn);
+  harness_url(u, sizeof u, &t, "/api/turns/%s", turn);
   struct http_stream rest;
   assert_int_equal(http_stream("GET", u, NULL, 0, &rest), 0);
   assert_int_equal(rest.n, 3); /* turn, "one", end */
   assert_non_null(strstr(last(&rest), "\"stop_reason\":\"cancelled\""));
   /* Once it ended, the session takes a new turn. */
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   struct http_stream third;
   assert_int_equal(http_stream("POST", u, body, 1, &third), 0);
   assert_true(is_type(third.lines[0], "turn"));
@@ -294,35 +252,35 @@ static void test_turns_busy(void **state) {
 static void test_turns_session_active_from_its_turns_start(void **state) {
   (void)state;
   struct turnd_proc t;
-  start_with_script(&t,
-                    "{\"turns\": [{\"when\": \"quick\", \"replies\": [[{\"text\": "
-                    "\"ok\"}]]}], \"default\": [[{\"delay_ms\": 60000}, {\"text\": "
-                    "\"late\"}]]}",
-                    NULL);
+  harness_start_script(&t,
+                       "{\"turns\": [{\"when\": \"quick\", \"replies\": [[{\"text\": "
+                       "\"ok\"}]]}], \"default\": [[{\"delay_ms\": 60000}, {\"text\": "
+                       "\"late\"}]]}",
+                       NULL);
   char u[512], body[256], older[64], newer[64], turn[64];
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   struct http_stream x, y, z;
   assert_int_equal(http_stream("POST", u, "{\"text\": \"quick x\"}", 0, &x), 0);
-  field(x.lines[0], "session", older, sizeof older);
+  harness_line_field(x.lines[0], "session", older, sizeof older);
   assert_int_equal(http_stream("POST", u, "{\"text\": \"quick y\"}", 0, &y), 0);
-  field(y.lines[0], "session", newer, sizeof newer);
+  harness_line_field(y.lines[0], "session", newer, sizeof newer);
   /* Times have millisecond steps: the next start is surely later than y's end. */
   struct timespec ms2 = {0, 2 * 1000 * 1000};
   nanosleep(&ms2, NULL);
   snprintf(body, sizeof body, "{\"session\": \"%s\", \"text\": \"long\"}", older);
   assert_int_equal(http_stream("POST", u, body, 1, &z), 0);
-  field(z.lines[0], "turn", turn, sizeof turn);
-  url(u, sizeof u, &t, "/api/sessions");
+  harness_line_field(z.lines[0], "turn", turn, sizeof turn);
+  harness_url(u, sizeof u, &t, "/api/sessions");
   struct http_answer a;
   assert_int_equal(http_do("GET", u, NULL, &a), 0);
-  json_t *doc = line_json(a.body);
+  json_t *doc = harness_json(a.body);
   json_t *list = json_object_get(doc, "sessions");
   const char *first = json_string_value(json_object_get(json_array_get(list, 0), "id"));
   bool ok = first != NULL && strcmp(first, older) == 0;
   if (!ok) fail_msg("first %s, want %s (%s after it): %s", first, older, newer, a.body);
   json_decref(doc);
   http_answer_free(&a);
-  url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
+  harness_url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
   expect_status("POST", u, NULL, 204, NULL);
   http_stream_free(&x);
   http_stream_free(&y);
@@ -338,18 +296,18 @@ static void test_turns_approval_rejected_and_timed_out(void **state) {
                                " \"on\": true}}}], [{\"text\": \"ok\"}]]}";
   /* The owner has the default 300 s to say no: no race with the clock. */
   struct turnd_proc t;
-  start_with_script(&t, script, no_step_up);
+  harness_start_script(&t, script, no_step_up);
   char u[512];
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   struct http_stream head;
   assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 4, &head), 0);
   char turn[64], request[96];
-  field(head.lines[0], "turn", turn, sizeof turn);
-  field(head.lines[3], "request", request, sizeof request);
-  url(u, sizeof u, &t, "/api/approvals/%s", request);
+  harness_line_field(head.lines[0], "turn", turn, sizeof turn);
+  harness_line_field(head.lines[3], "request", request, sizeof request);
+  harness_url(u, sizeof u, &t, "/api/approvals/%s", request);
   expect_status("POST", u, "{\"decision\": \"maybe\"}", 400, "bad_request");
   expect_status("POST", u, "{\"decision\": \"rejected\"}", 204, NULL);
-  url(u, sizeof u, &t, "/api/turns/%s", turn);
+  harness_url(u, sizeof u, &t, "/api/turns/%s", turn);
   struct http_stream all;
   assert_int_equal(http_stream("GET", u, NULL, 0, &all), 0);
   assert_valid_turn(all.lines, all.n);
@@ -361,16 +319,16 @@ static void test_turns_approval_rejected_and_timed_out(void **state) {
   /* Nobody answers: after --approval-timeout the decision is timeout. */
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
   const char *more[] = {"--approval-timeout", "1", "--step-up-effects", "none", NULL};
-  start_with_script(&t, script, more);
-  url(u, sizeof u, &t, "/api/turns");
+  harness_start_script(&t, script, more);
+  harness_url(u, sizeof u, &t, "/api/turns");
   assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 0, &all), 0);
   assert_valid_turn(all.lines, all.n);
   assert_non_null(strstr(all.lines[4], "\"decision\":\"timeout\""));
   assert_non_null(strstr(all.lines[5], "\"approval\":\"timeout\""));
-  field(all.lines[3], "request", request, sizeof request);
-  url(u, sizeof u, &t, "/api/approvals/%s", request);
+  harness_line_field(all.lines[3], "request", request, sizeof request);
+  harness_url(u, sizeof u, &t, "/api/approvals/%s", request);
   expect_status("POST", u, "{\"decision\": \"approved\"}", 409, "already_decided");
-  url(u, sizeof u, &t, "/api/approvals/t-0000000000000000.a1");
+  harness_url(u, sizeof u, &t, "/api/approvals/t-0000000000000000.a1");
   expect_status("POST", u, "{\"decision\": \"approved\"}", 404, "unknown_request");
   http_stream_free(&all);
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
@@ -396,9 +354,9 @@ static void test_turns_script_steps(void **state) {
       "\"<b>secret html</b>\"}}}],"
       " [{\"text\": \"done\"}]]}";
   struct turnd_proc t;
-  start_with_script(&t, script, NULL);
+  harness_start_script(&t, script, NULL);
   char u[512];
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   struct http_stream s;
   assert_int_equal(http_stream("POST", u, "{\"text\": \"go\"}", 0, &s), 0);
   assert_valid_turn(s.lines, s.n);
@@ -434,7 +392,7 @@ static void test_turns_bad_requests(void **state) {
   struct turnd_proc t;
   assert_int_equal(harness_start(&t, NULL), 0);
   char u[512];
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   expect_status("POST", u, "{\"text\": ", 400, "bad_json");
   expect_status("POST", u, "[\"text\"]", 400, "bad_json");
   expect_status("POST", u, "{}", 400, "bad_request");
@@ -452,13 +410,13 @@ static void test_turns_bad_requests(void **state) {
   memcpy(body + 10 + big, "\"}", 3);
   expect_status("POST", u, body, 413, "body_too_large");
   free(body);
-  url(u, sizeof u, &t, "/api/turns/t-0000000000000000");
+  harness_url(u, sizeof u, &t, "/api/turns/t-0000000000000000");
   expect_status("GET", u, NULL, 404, "unknown_turn");
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   struct http_stream s;
   assert_int_equal(http_stream("POST", u, "{\"text\": \"hi\"}", 1, &s), 0);
   char turn[64];
-  field(s.lines[0], "turn", turn, sizeof turn);
+  harness_line_field(s.lines[0], "turn", turn, sizeof turn);
   http_stream_free(&s);
   static const char *const afters[] = {"?after=-1",
                                        "?after=x",
@@ -468,10 +426,10 @@ static void test_turns_bad_requests(void **state) {
                                        "?after=%31",
                                        "?after=99999999999999999999"};
   for (size_t i = 0; i < sizeof afters / sizeof afters[0]; i++) {
-    url(u, sizeof u, &t, "/api/turns/%s%s", turn, afters[i]);
+    harness_url(u, sizeof u, &t, "/api/turns/%s%s", turn, afters[i]);
     expect_status("GET", u, NULL, 400, "bad_request");
   }
-  url(u, sizeof u, &t, "/api/approvals/x");
+  harness_url(u, sizeof u, &t, "/api/approvals/x");
   expect_status("POST", u, "nope", 400, "bad_json");
   expect_status("GET", u, NULL, 405, "method_not_allowed");
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
@@ -491,14 +449,9 @@ static void test_turns_interrupted_by_sigterm(void **state) {
   assert_true(fd >= 0 && late >= 0);
   static const char body[] = "{\"text\": \"x\"}";
   char req[256];
-  int n =
-      snprintf(req, sizeof req,
-               "POST /api/turns HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               "%s\r\nContent-Length: %zu\r\n\r\n",
-               t.auth_header, sizeof body - 1);
-  assert_int_equal(write(fd, req, (size_t)n), n);
-  assert_int_equal(write(fd, body, sizeof body - 1), (ssize_t)(sizeof body - 1));
-  assert_int_equal(write(late, req, (size_t)n), n);
+  size_t n = harness_turn_head(req, sizeof req, &t, sizeof body - 1);
+  harness_send_turn(fd, &t, body, sizeof body - 1);
+  assert_int_equal(write(late, req, n), (ssize_t)n);
   static char buf[1 << 16];
   size_t len = harness_read_until(fd, buf, 0, sizeof buf, "\"type\":\"approval\"");
   assert_non_null(strstr(buf, "\"type\":\"approval\""));
@@ -564,7 +517,7 @@ static void test_turns_stuck_reader_costs_one_slice(void **state) {
                           i == 0 ? "" : ", ");
   snprintf(script + n, cap - n, "]]}");
   struct turnd_proc t;
-  start_with_script(&t, script, NULL);
+  harness_start_script(&t, script, NULL);
   free(script);
 
   int fd = harness_connect(&t, 4096); /* a small window: it fills at once */
@@ -574,32 +527,17 @@ static void test_turns_stuck_reader_costs_one_slice(void **state) {
   memset(body + blen, 'y', 30000);
   blen += 30000;
   blen += (size_t)snprintf(body + blen, sizeof body - blen, "\"}");
-  char head[256];
-  int hn =
-      snprintf(head, sizeof head,
-               "POST /api/turns HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-               "%s\r\nContent-Length: %zu\r\n\r\n",
-               t.auth_header, blen);
-  assert_int_equal(write(fd, head, (size_t)hn), hn);
-  assert_int_equal(write(fd, body, blen), (ssize_t)blen);
+  harness_send_turn(fd, &t, body, blen);
   /* Only the start, for the turn's id; then this reader stops reading. */
   size_t raw_cap = 16u << 20;
   char *raw = malloc(raw_cap);
   assert_non_null(raw);
   size_t len = harness_read_until(fd, raw, 0, 4096, "\"session\"");
-  char *turn = strstr(raw, "\"turn\":\"");
-  assert_non_null(turn);
-  turn += 8;
   char id[64];
-  size_t k = 0;
-  while (turn[k] != '"' && k + 1 < sizeof id) {
-    id[k] = turn[k];
-    k++;
-  }
-  id[k] = '\0';
+  harness_text_field(raw, "turn", id, sizeof id);
 
   char u[512];
-  url(u, sizeof u, &t, "/api/turns/%s", id);
+  harness_url(u, sizeof u, &t, "/api/turns/%s", id);
   struct http_stream all;
   assert_int_equal(http_stream("GET", u, NULL, 0, &all), 0);
   assert_int_equal(all.n, 202);
@@ -642,13 +580,13 @@ static void test_turns_stuck_reader_costs_one_slice(void **state) {
 static void test_turns_http10_reader_past_the_end(void **state) {
   (void)state;
   struct turnd_proc t;
-  start_with_script(&t, long_script, NULL);
+  harness_start_script(&t, long_script, NULL);
   char u[512];
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   struct http_stream head;
   assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 1, &head), 0);
   char turn[64];
-  field(head.lines[0], "turn", turn, sizeof turn);
+  harness_line_field(head.lines[0], "turn", turn, sizeof turn);
   http_stream_free(&head);
   int fd = harness_connect(&t, 0);
   assert_true(fd >= 0);
@@ -659,11 +597,11 @@ static void test_turns_http10_reader_past_the_end(void **state) {
   static char buf[4096];
   harness_read_until(fd, buf, 0, sizeof buf,
                      "\r\n\r\n"); /* the status line: it is attached */
-  url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
+  harness_url(u, sizeof u, &t, "/api/turns/%s/cancel", turn);
   expect_status("POST", u, NULL, 204, NULL);
   harness_read_until(fd, buf, 0, sizeof buf, NULL); /* its answer ends */
   close(fd);
-  url(u, sizeof u, &t, "/api/capabilities");
+  harness_url(u, sizeof u, &t, "/api/capabilities");
   expect_status("GET", u, NULL, 200, NULL);
   assert_int_equal(harness_stop(&t, SIGTERM), 0);
 }
@@ -679,9 +617,9 @@ static void test_turns_approval_ids_and_late_answers(void **state) {
       " [{\"text\": \"ok\"}]]}";
   const char *more[] = {"--approval-timeout", "1", NULL};
   struct turnd_proc t;
-  start_with_script(&t, script, more);
+  harness_start_script(&t, script, more);
   char u[512];
-  url(u, sizeof u, &t, "/api/turns");
+  harness_url(u, sizeof u, &t, "/api/turns");
   struct http_stream all;
   assert_int_equal(http_stream("POST", u, "{\"text\": \"x\"}", 0, &all), 0);
   assert_valid_turn(all.lines, all.n);
@@ -689,12 +627,12 @@ static void test_turns_approval_ids_and_late_answers(void **state) {
     assert_false(is_type(all.lines[i], "widget"));
   assert_non_null(strstr(all.lines[5], "\"status\":\"error\""));
   char turn[64], request[96];
-  field(all.lines[0], "turn", turn, sizeof turn);
-  field(all.lines[6], "request", request, sizeof request);
+  harness_line_field(all.lines[0], "turn", turn, sizeof turn);
+  harness_line_field(all.lines[6], "request", request, sizeof request);
   assert_non_null(strstr(request, ".a1"));
-  url(u, sizeof u, &t, "/api/approvals/%s", request);
+  harness_url(u, sizeof u, &t, "/api/approvals/%s", request);
   expect_status("POST", u, "{\"decision\": \"approved\"}", 409, "already_decided");
-  url(u, sizeof u, &t, "/api/approvals/%s.a2", turn);
+  harness_url(u, sizeof u, &t, "/api/approvals/%s.a2", turn);
   expect_status("POST", u, "{\"decision\": \"approved\"}", 404, "unknown_request");
   http_stream_free(&all);
   assert_int_equal(harness_stop(&t, SIGTERM), 0);

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Runs turncheck on every case file: valid-*.ndjson / valid-*.json must exit 0 with
-# no output; invalid-*.ndjson / invalid-*.json must exit 1 and print exactly the
-# lines of the matching .expected file. Files named *.json are checked with --blocks.
+# run.sh TURNCHECK DIR [STREAM...]: runs turncheck on every case file in DIR:
+# valid-*.ndjson / valid-*.json must exit 0 with no output; invalid-*.ndjson /
+# invalid-*.json must exit 1 and print exactly the lines of the matching .expected
+# file. Files named *.json are checked with --blocks. Each STREAM (a fixture kept
+# elsewhere) is an .ndjson that must pass too.
 set -uo pipefail
 turncheck=$1
 dir=$2
+shift 2
 failed=0
 count=0
 for f in "$dir"/*.ndjson "$dir"/*.json; do
@@ -28,6 +31,15 @@ for f in "$dir"/*.ndjson "$dir"/*.json; do
       failed=$((failed + 1))
     fi ;;
   esac
+done
+for f in "$@"; do
+  count=$((count + 1))
+  out=$("$turncheck" "$f")
+  status=$?
+  if [ $status -ne 0 ] || [ -n "$out" ]; then
+    echo "FAIL $f: exit $status, want 0 and no output; got:"; echo "$out"
+    failed=$((failed + 1))
+  fi
 done
 # An empty standard input is no turn either, read without a file or through "-".
 want=$(cat "$dir/invalid-empty.expected")

@@ -1,4 +1,4 @@
-/* The agent core with an external model (src/agent/agent.c): what a provider
+/* The agent core with an external model (src/agent/agent*.c): what a provider
  * streams (model events) must come out as the protocol's events, in order, with
  * the calls the model asked for run between model calls, throttles retried and
  * failures ended cleanly. The shell's part is played here by hand. */

@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "spec_example.h"
 #include "support.h"
 #include "turn/turn.h"
 
@@ -136,30 +137,10 @@ static int round_trip(const char *line) {
 
 /* ------------------------------------------------------------- round trips */
 
-static const char *const spec_example[] = {
-    "{\"v\":1,\"seq\":0,\"type\":\"turn\",\"turn\":\"t-1\",\"session\":\"20261001-080000-"
-    "abcd\"}",
-    "{\"v\":1,\"seq\":1,\"type\":\"tool_use\",\"id\":\"u1\",\"tool\":\"lamp_set\","
-    "\"tier\":2}",
-    "{\"v\":1,\"seq\":2,\"type\":\"tool_input\",\"id\":\"u1\",\"tool\":\"lamp_set\","
-    "\"input\":"
-    "{\"name\":\"desk\",\"on\":true},\"truncated\":false}",
-    "{\"v\":1,\"seq\":3,\"type\":\"approval\",\"request\":\"a1\",\"tool\":\"lamp_set\","
-    "\"tier\":2,\"effect\":\"physical\",\"input\":{\"name\":\"desk\",\"on\":true},"
-    "\"truncated\":false,\"expires_at\":1790841900.0}",
-    "{\"v\":1,\"seq\":4,\"type\":\"approval_decided\",\"request\":\"a1\",\"decision\":"
-    "\"approved\"}",
-    "{\"v\":1,\"seq\":5,\"type\":\"tool_result\",\"id\":\"u1\",\"tool\":\"lamp_set\","
-    "\"status\":\"ok\",\"summary\":\"desk lamp is on "
-    "(simulated)\",\"approval\":\"approved\"}",
-    "{\"v\":1,\"seq\":6,\"type\":\"text\",\"delta\":\"The desk lamp is on.\"}",
-    "{\"v\":1,\"seq\":7,\"type\":\"end\",\"stop_reason\":\"end_turn\"}",
-};
-
 static void test_event_spec_example_round_trips(void **state) {
   (void)state;
   int bad = 0;
-  for (size_t i = 0; i < sizeof spec_example / sizeof spec_example[0]; i++)
+  for (size_t i = 0; i < SPEC_EXAMPLE_LINES; i++)
     bad += round_trip(spec_example[i]);
   assert_int_equal(bad, 0);
 }
@@ -206,8 +187,7 @@ static void test_event_every_type_round_trips(void **state) {
   int bad = 0;
   unsigned seen = 0;
   const char *const *lists[2] = {spec_example, canonical};
-  size_t counts[2] = {sizeof spec_example / sizeof spec_example[0],
-                      sizeof canonical / sizeof canonical[0]};
+  size_t counts[2] = {SPEC_EXAMPLE_LINES, sizeof canonical / sizeof canonical[0]};
   for (int l = 0; l < 2; l++) {
     for (size_t i = 0; i < counts[l]; i++) {
       turn_event ev;
@@ -673,8 +653,7 @@ static void test_event_unknown_fields_ignored(void **state) {
 static void test_event_fields_in_any_order(void **state) {
   (void)state;
   const char *const *lists[2] = {spec_example, canonical};
-  size_t counts[2] = {sizeof spec_example / sizeof spec_example[0],
-                      sizeof canonical / sizeof canonical[0]};
+  size_t counts[2] = {SPEC_EXAMPLE_LINES, sizeof canonical / sizeof canonical[0]};
   for (int l = 0; l < 2; l++) {
     for (size_t i = 0; i < counts[l]; i++) {
       const char *line = lists[l][i];
@@ -1320,8 +1299,7 @@ static void test_event_encode_input_not_object_is_invalid(void **state) {
 static void test_event_encode_cap_too_small_is_toobig(void **state) {
   (void)state;
   const char *const *lists[2] = {spec_example, canonical};
-  size_t counts[2] = {sizeof spec_example / sizeof spec_example[0],
-                      sizeof canonical / sizeof canonical[0]};
+  size_t counts[2] = {SPEC_EXAMPLE_LINES, sizeof canonical / sizeof canonical[0]};
   for (int l = 0; l < 2; l++) {
     for (size_t i = 0; i < counts[l]; i++) {
       const char *line = lists[l][i];

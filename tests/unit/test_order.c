@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "spec_example.h"
 #include "support.h"
 #include "turn/turn.h"
 
@@ -214,26 +215,6 @@ static void expect(struct chk *c, turn_event ev, int want, int line) {
 
 /* ------------------------------------------------------ accepted streams */
 
-static const char *const example[] = {
-    "{\"v\":1,\"seq\":0,\"type\":\"turn\",\"turn\":\"t-1\",\"session\":\"20261001-080000-"
-    "abcd\"}",
-    "{\"v\":1,\"seq\":1,\"type\":\"tool_use\",\"id\":\"u1\",\"tool\":\"lamp_set\","
-    "\"tier\":2}",
-    "{\"v\":1,\"seq\":2,\"type\":\"tool_input\",\"id\":\"u1\",\"tool\":\"lamp_set\","
-    "\"input\":{\"name\":\"desk\",\"on\":true},\"truncated\":false}",
-    "{\"v\":1,\"seq\":3,\"type\":\"approval\",\"request\":\"a1\",\"tool\":\"lamp_set\","
-    "\"tier\":2,\"effect\":\"physical\",\"input\":{\"name\":\"desk\",\"on\":true},"
-    "\"truncated\":false,\"expires_at\":1790841900.0}",
-    "{\"v\":1,\"seq\":4,\"type\":\"approval_decided\",\"request\":\"a1\",\"decision\":"
-    "\"approved\"}",
-    "{\"v\":1,\"seq\":5,\"type\":\"tool_result\",\"id\":\"u1\",\"tool\":\"lamp_set\","
-    "\"status\":\"ok\",\"summary\":\"desk lamp is on (simulated)\",\"approval\":"
-    "\"approved\"}",
-    "{\"v\":1,\"seq\":6,\"type\":\"text\",\"delta\":\"The desk lamp is on.\"}",
-    "{\"v\":1,\"seq\":7,\"type\":\"end\",\"stop_reason\":\"end_turn\"}",
-};
-#define N_EXAMPLE (sizeof example / sizeof example[0])
-
 static void test_order_example_parsed_is_accepted(void **state) {
   (void)state;
   turn_order *o = turn_order_new(NULL);
@@ -242,14 +223,15 @@ static void test_order_example_parsed_is_accepted(void **state) {
   turn_arena_init(&arena, NULL);
   assert_false(turn_order_in_turn(o));
   for (int round = 0; round < 2; round++) { /* twice: a log of two equal turns */
-    for (size_t i = 0; i < N_EXAMPLE; i++) {
+    for (size_t i = 0; i < SPEC_EXAMPLE_LINES; i++) {
       turn_event ev;
       turn_error err;
       turn_arena_reset(&arena);
       assert_int_equal(
-          turn_event_parse(&ev, &arena, example[i], strlen(example[i]), &err), TURN_OK);
+          turn_event_parse(&ev, &arena, spec_example[i], strlen(spec_example[i]), &err),
+          TURN_OK);
       assert_int_equal(turn_order_step(o, &ev, &err), TURN_OK);
-      assert_int_equal(turn_order_in_turn(o), i + 1 < N_EXAMPLE);
+      assert_int_equal(turn_order_in_turn(o), i + 1 < SPEC_EXAMPLE_LINES);
     }
   }
   assert_int_equal(turn_order_finish(o, NULL), TURN_OK);

@@ -1,5 +1,6 @@
 /* The Anthropic Messages decoder and request body (src/agent/provider_anthropic.c)
- * and the shared stream object and error messages (provider_common.c). Streams
+ * and the shared stream object and error messages (provider_stream.c,
+ * provider_shared.c, provider_error.c). Streams
  * are written as the API documents them and go through the SSE parser, fed whole,
  * a byte at a time and split at every offset: the model events must be the same
  * each way, exactly as listed, and nothing may follow a STOP or an ERROR. */

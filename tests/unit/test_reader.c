@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "spec_example.h"
 #include "support.h"
 #include "turn/turn.h"
 
@@ -201,29 +202,10 @@ static void check_every_split(const char *data, size_t len, size_t max_line,
 
 /* --------------------------------------------------------------- streams */
 
-/* The spec's example turn, one event per line. */
-static const char *const example[] = {
-    "{\"v\":1,\"seq\":0,\"type\":\"turn\",\"turn\":\"t-1\",\"session\":\"20261001-080000-"
-    "abcd\"}",
-    "{\"v\":1,\"seq\":1,\"type\":\"tool_use\",\"id\":\"u1\",\"tool\":\"lamp_set\","
-    "\"tier\":2}",
-    "{\"v\":1,\"seq\":2,\"type\":\"tool_input\",\"id\":\"u1\",\"tool\":\"lamp_set\","
-    "\"input\":{\"name\":\"desk\",\"on\":true},\"truncated\":false}",
-    "{\"v\":1,\"seq\":3,\"type\":\"approval\",\"request\":\"a1\",\"tool\":\"lamp_set\","
-    "\"tier\":2,\"effect\":\"physical\",\"input\":{\"name\":\"desk\",\"on\":true},"
-    "\"truncated\":false,\"expires_at\":1790841900.0}",
-    "{\"v\":1,\"seq\":4,\"type\":\"approval_decided\",\"request\":\"a1\",\"decision\":"
-    "\"approved\"}",
-    "{\"v\":1,\"seq\":5,\"type\":\"tool_result\",\"id\":\"u1\",\"tool\":\"lamp_set\","
-    "\"status\":\"ok\",\"summary\":\"desk lamp is on (simulated)\",\"approval\":"
-    "\"approved\"}",
-    "{\"v\":1,\"seq\":6,\"type\":\"text\",\"delta\":\"The desk lamp is on.\"}",
-    "{\"v\":1,\"seq\":7,\"type\":\"end\",\"stop_reason\":\"end_turn\"}",
-};
-static const char *const example_types[] = {
+/* The types of the spec's example turn's events, line by line. */
+static const char *const example_types[SPEC_EXAMPLE_LINES] = {
     "turn",        "tool_use", "tool_input", "approval", "approval_decided",
     "tool_result", "text",     "end"};
-#define N_EXAMPLE (sizeof example / sizeof example[0])
 
 /* A growable string for building streams and expected records. */
 struct text {
@@ -258,13 +240,13 @@ static void text_fill(struct text *t, char ch, size_t n) {
 /* The example joined with eol, and the record it must give. */
 static void example_stream(struct text *data, struct text *want, const char *eol) {
   char head[96];
-  for (size_t i = 0; i < N_EXAMPLE; i++) {
-    text_puts(data, example[i]);
+  for (size_t i = 0; i < SPEC_EXAMPLE_LINES; i++) {
+    text_puts(data, spec_example[i]);
     text_puts(data, eol);
     int n = snprintf(head, sizeof head, "event %s seq=%zu line=%zu ", example_types[i], i,
                      i + 1);
     text_put(want, head, (size_t)n);
-    text_puts(want, example[i]); /* the example is already in the encoder's form */
+    text_puts(want, spec_example[i]); /* the example is already in the encoder's form */
     text_puts(want, "\n");
   }
 }
@@ -279,9 +261,9 @@ static void test_reader_example_fed_whole(void **state) {
   rec_init(&c);
   reader_open(&c, TURN_READER_DEFAULT_MAX_LINE);
   assert_int_equal(turn_reader_feed(c.r, data.p, data.len, on_event, &c), TURN_OK);
-  assert_int_equal(turn_reader_line(c.r), N_EXAMPLE);
+  assert_int_equal(turn_reader_line(c.r), SPEC_EXAMPLE_LINES);
   assert_int_equal(turn_reader_finish(c.r, on_event, &c), TURN_OK);
-  assert_int_equal(c.n_events, N_EXAMPLE);
+  assert_int_equal(c.n_events, SPEC_EXAMPLE_LINES);
   assert_int_equal(c.n_errors, 0);
   same_log(&c, want.p, want.len, "whole feed");
   rec_fini(&c);

@@ -3,6 +3,8 @@
  * expected verdict is written by hand and checked against the C checker. */
 #include "vectors.h"
 
+#include "spec_example.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -114,25 +116,7 @@ static void add_stream(const char *name, const char *const *lines, size_t n, int
   "\",\"title\":\"Lamps\",\"html\":\"<p>on</p>\"}"
 
 static void make_streams(void) {
-  STREAM_OK(
-      "the spec's example",
-      "{\"v\":1,\"seq\":0,\"type\":\"turn\",\"turn\":\"t-1\",\"session\":\"20261001-"
-      "080000-"
-      "abcd\"}",
-      "{\"v\":1,\"seq\":1,\"type\":\"tool_use\",\"id\":\"u1\",\"tool\":\"lamp_set\","
-      "\"tier\":2}",
-      "{\"v\":1,\"seq\":2,\"type\":\"tool_input\",\"id\":\"u1\",\"tool\":\"lamp_set\","
-      "\"input\":{\"name\":\"desk\",\"on\":true},\"truncated\":false}",
-      "{\"v\":1,\"seq\":3,\"type\":\"approval\",\"request\":\"a1\",\"tool\":\"lamp_set\","
-      "\"tier\":2,\"effect\":\"physical\",\"input\":{\"name\":\"desk\",\"on\":true},"
-      "\"truncated\":false,\"expires_at\":1790841900.0}",
-      "{\"v\":1,\"seq\":4,\"type\":\"approval_decided\",\"request\":\"a1\",\"decision\":"
-      "\"approved\"}",
-      "{\"v\":1,\"seq\":5,\"type\":\"tool_result\",\"id\":\"u1\",\"tool\":\"lamp_set\","
-      "\"status\":\"ok\",\"summary\":\"desk lamp is on (simulated)\",\"approval\":"
-      "\"approved\"}",
-      "{\"v\":1,\"seq\":6,\"type\":\"text\",\"delta\":\"The desk lamp is on.\"}",
-      "{\"v\":1,\"seq\":7,\"type\":\"end\",\"stop_reason\":\"end_turn\"}");
+  add_stream("the spec's example", spec_example, SPEC_EXAMPLE_LINES, TURN_OK, 0);
   STREAM_OK("text only", L_TURN, L_TEXT(1), L_TEXT(2), L_END(3, "end_turn"));
   STREAM_OK(
       "a tool with progress, text and reasoning around it", L_TURN,

@@ -1,4 +1,4 @@
-/* The owner guard; see guard.h. */
+/* The owner guard (see auth.h). */
 #include "auth.h"
 
 #include "auth_db.h"

@@ -1,5 +1,5 @@
 /* Answers that wait for a PIN check: an unlock, or the approval of a call whose
- * effect needs the owner's step-up. The check runs off the loop (guard.h); the
+ * effect needs the owner's step-up. The check runs off the loop (auth/auth.h); the
  * answer goes out when it is over, unless the client left meanwhile (what the
  * right PIN asked for is done all the same: the owner proved presence). */
 #ifndef TURND_STEP_UP_H

@@ -1,4 +1,4 @@
-/* A turn's recorded lines read back from the store (see replay.h), a slice at
+/* A turn's recorded lines read back from the store (see run.h), a slice at
  * a time: the store is never read for more than about REPLAY_SLICE bytes at
  * once. */
 #include "run.h"

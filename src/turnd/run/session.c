@@ -1,4 +1,4 @@
-/* Sessions; see session.h. */
+/* Sessions (see run.h). */
 #include "run.h"
 
 #include "clock.h"
@@ -17,12 +17,7 @@ struct session *session_find(struct turnd *d, const char *id) {
 }
 
 static char *make_title(const char *text) {
-  size_t n = strlen(text);
-  if (n > TITLE_MAX) {
-    n = TITLE_MAX;
-    while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
-      n--;
-  }
+  size_t n = turn_utf8_cut(text, strlen(text), TITLE_MAX);
   char *t = malloc(n + 1);
   if (t == NULL) return NULL;
   for (size_t i = 0; i < n; i++)

@@ -1,5 +1,5 @@
 /* Tool programs on a real event loop (src/turnd/run/tool_proc.c), with the small
- * shell tools beside this file: a well-behaved one, a slow one, ones that
+ * shell tools in tests/tool_programs/: a well-behaved one, a slow one, ones that
  * crash, write garbage, flood, never end, never read their input or linger
  * after their result. Each test asserts the exact events, and that no process
  * of the tool's group survives and no fd of the test leaks. No assertion is
