@@ -155,6 +155,18 @@ static void free_tools(struct turnd *d) {
   d->tools_config = NULL;
 }
 
+/* Frees what main() set up before the server: the sessions, the model, the
+ * tools and the loop. Whatever uses them (server, store, builder) is stopped
+ * first. */
+static void free_loaded(struct turnd *d, struct event_base *base) {
+  session_free_all(d);
+  script_free(&d->script);
+  model_http_free(d->mh);
+  model_config_free(&d->model);
+  free_tools(d);
+  event_base_free(base);
+}
+
 /* Sets up who may get in, once the address is known, and prints where turnd
  * listens and a pairing link for the owner's first device. */
 static bool still_paired(void *ctx, int64_t device) {
@@ -316,12 +328,7 @@ int main(int argc, char **argv) {
       server_start(&srv, &d, base, &opt, routes_dispatch) != 0) {
     stop_builder(&d);
     persist_stop(&d);
-    session_free_all(&d);
-    script_free(&d.script);
-    model_http_free(d.mh);
-    model_config_free(&d.model);
-    free_tools(&d);
-    event_base_free(base);
+    free_loaded(&d, base);
     return 1;
   }
   struct event *sigterm = evsignal_new(base, SIGTERM, on_stop_signal, &d);
@@ -352,11 +359,6 @@ int main(int argc, char **argv) {
   server_stop(&srv);
   auth_stop(&d);
   persist_stop(&d); /* after the runs: their last events are committed */
-  session_free_all(&d);
-  script_free(&d.script);
-  model_http_free(d.mh);
-  model_config_free(&d.model);
-  free_tools(&d);
-  event_base_free(base);
+  free_loaded(&d, base);
   return status;
 }
