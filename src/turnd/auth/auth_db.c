@@ -233,14 +233,26 @@ int auth_db_code_add(struct auth_db *db, const unsigned char hash[CREDENTIAL_HAS
   return run(s) == SQLITE_DONE ? 0 : fail(db, "add a pairing code");
 }
 
-int auth_db_code_valid(struct auth_db *db, const unsigned char hash[CREDENTIAL_HASH_LEN],
-                       uint64_t now_ms) {
-  sqlite3_stmt *s = prepare(db, "SELECT 1 FROM pair_codes WHERE code_hash = ?1"
-                                " AND expires_ms > ?2");
+/* Runs sql, whose ?1 is a code's hash and ?2 the time now, on the codes that
+ * have not expired. Returns run()'s SQLite code, or -1 when sql did not prepare
+ * (already reported). */
+static int run_on_live_code(struct auth_db *db, const char *sql,
+                            const unsigned char hash[CREDENTIAL_HASH_LEN],
+                            uint64_t now_ms) {
+  sqlite3_stmt *s = prepare(db, sql);
   if (s == NULL) return -1;
   sqlite3_bind_blob(s, 1, hash, CREDENTIAL_HASH_LEN, SQLITE_TRANSIENT);
   sqlite3_bind_int64(s, 2, (sqlite3_int64)now_ms);
-  int rc = run(s);
+  return run(s);
+}
+
+int auth_db_code_valid(struct auth_db *db, const unsigned char hash[CREDENTIAL_HASH_LEN],
+                       uint64_t now_ms) {
+  int rc = run_on_live_code(db,
+                            "SELECT 1 FROM pair_codes WHERE code_hash = ?1"
+                            " AND expires_ms > ?2",
+                            hash, now_ms);
+  if (rc < 0) return -1;
   if (rc == SQLITE_ROW) return 1;
   return rc == SQLITE_DONE ? 0 : fail(db, "check a pairing code");
 }
@@ -248,12 +260,12 @@ int auth_db_code_valid(struct auth_db *db, const unsigned char hash[CREDENTIAL_H
 int auth_db_code_take(struct auth_db *db, const unsigned char hash[CREDENTIAL_HASH_LEN],
                       uint64_t now_ms) {
   /* One statement: two pairings with the same code cannot both take it. */
-  sqlite3_stmt *s = prepare(db, "DELETE FROM pair_codes WHERE code_hash = ?1"
-                                " AND expires_ms > ?2");
-  if (s == NULL) return -1;
-  sqlite3_bind_blob(s, 1, hash, CREDENTIAL_HASH_LEN, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(s, 2, (sqlite3_int64)now_ms);
-  if (run(s) != SQLITE_DONE) return fail(db, "use a pairing code");
+  int rc = run_on_live_code(db,
+                            "DELETE FROM pair_codes WHERE code_hash = ?1"
+                            " AND expires_ms > ?2",
+                            hash, now_ms);
+  if (rc < 0) return -1;
+  if (rc != SQLITE_DONE) return fail(db, "use a pairing code");
   return sqlite3_changes(db->db) > 0 ? 1 : 0;
 }
 
