@@ -48,7 +48,9 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg) {
   return len;
 }
 
-struct curl_slist *http_headers(const char *token, bool json) {
+/* The header list every request carries: the token (NULL: none) and, when json,
+ * the body's type. Returns owned (curl_slist_free_all), NULL when out of memory. */
+static struct curl_slist *http_headers(const char *token, bool json) {
   struct curl_slist *list = NULL, *more;
   if (json) {
     list = curl_slist_append(NULL, "Content-Type: application/json");
@@ -69,6 +71,19 @@ struct curl_slist *http_headers(const char *token, bool json) {
   return list;
 }
 
+CURL *http_handle(const struct http_server *s, bool json, struct curl_slist **hdr) {
+  CURL *h = curl_easy_init();
+  if (h == NULL) return NULL;
+  struct curl_slist *list = http_headers(s->token, json);
+  if (list == NULL && (json || s->token != NULL)) {
+    curl_easy_cleanup(h);
+    return NULL;
+  }
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
+  *hdr = list;
+  return h;
+}
+
 long http_call(const struct http_server *s, const char *method, const char *path,
                const char *json, struct http_answer *a) {
   a->status = 0;
@@ -81,16 +96,14 @@ long http_call(const struct http_server *s, const char *method, const char *path
     snprintf(a->why, sizeof a->why, "the address is too long");
     return 0;
   }
-  CURL *h = curl_easy_init();
-  struct curl_slist *hdr = http_headers(s->token, json != NULL);
-  if (h == NULL || (hdr == NULL && (json != NULL || s->token != NULL))) {
-    curl_easy_cleanup(h);
+  struct curl_slist *hdr;
+  CURL *h = http_handle(s, json != NULL, &hdr);
+  if (h == NULL) {
     snprintf(a->why, sizeof a->why, "out of memory");
     return 0;
   }
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, a->why);
   curl_easy_setopt(h, CURLOPT_URL, url);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, a);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);

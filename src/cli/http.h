@@ -37,9 +37,12 @@ void http_answer_fini(struct http_answer *a);
 long http_call(const struct http_server *s, const char *method, const char *path,
                const char *json, struct http_answer *a);
 
-/* The header list every request carries: the token (NULL: none) and, when json,
- * the body's type. Returns owned (curl_slist_free_all), NULL when out of memory. */
-struct curl_slist *http_headers(const char *token, bool json);
+/* A libcurl handle for one request to s, already carrying the header list every
+ * request carries: the token (when s has one) and, when json, the body's type.
+ * Returns owned (curl_easy_cleanup), and in *hdr its header list, owned too
+ * (curl_slist_free_all, after the transfer); NULL when out of memory, with
+ * nothing to free and *hdr untouched. */
+CURL *http_handle(const struct http_server *s, bool json, struct curl_slist **hdr);
 
 /* One member ("code" or "message") of turnd's {"error": {...}} answer into out
  * (cap bytes); "" when the body has none. */

@@ -218,7 +218,8 @@ static size_t on_bytes(char *data, size_t size, size_t n, void *arg) {
 /* One streaming request; returns the HTTP status (0: no answer). */
 static long stream(struct client *c, const char *url, const char *body) {
   snprintf(c->why, sizeof c->why, "out of memory");
-  CURL *h = curl_easy_init();
+  struct curl_slist *hdr;
+  CURL *h = http_handle(c->server, body != NULL, &hdr);
   if (h == NULL) return 0;
   curl_easy_setopt(h, CURLOPT_URL, url);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_bytes);
@@ -226,12 +227,6 @@ static long stream(struct client *c, const char *url, const char *body) {
   curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
   curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
   curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-  struct curl_slist *hdr = http_headers(c->server->token, body != NULL);
-  if (hdr == NULL && (body != NULL || c->server->token != NULL)) {
-    curl_easy_cleanup(h);
-    return 0;
-  }
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
   if (body != NULL) curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
   c->h = h;
   c->error_len = 0;
