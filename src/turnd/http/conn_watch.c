@@ -647,3 +647,9 @@ void conn_watch_set_closecb(struct evhttp_connection *evcon,
   c->closecb = cb;
   c->closecb_arg = arg;
 }
+
+void conn_watch_stream_gone(struct evhttp_request *req, struct evhttp_connection **conn) {
+  conn_watch_set_closecb(*conn, NULL, NULL);
+  *conn = NULL;
+  evhttp_send_reply_end(req);
+}

@@ -43,5 +43,11 @@ void conn_watch_answered(struct evhttp_request *req);
  * as libevent's: cb NULL removes it. */
 void conn_watch_set_closecb(struct evhttp_connection *evcon,
                             void (*cb)(struct evhttp_connection *, void *), void *arg);
+/* For the close callback set above by a streamed answer (http_stream_start):
+ * its client went away. Removes that callback, sets *conn (req's connection) to
+ * NULL and ends req's answer. libevent leaves a chunked answer's request to its
+ * owner (it does not free it when the connection closes), so ending the answer
+ * is what frees req; nothing reaches the closed socket. */
+void conn_watch_stream_gone(struct evhttp_request *req, struct evhttp_connection **conn);
 
 #endif

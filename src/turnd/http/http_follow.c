@@ -19,15 +19,11 @@ static void out_free(struct http_out *o) {
   free(o);
 }
 
-/* The client went away. libevent leaves a chunked answer's request to its owner
- * (it does not free it when the connection closes), so ending the answer here is
- * what frees it; nothing reaches the closed socket. */
+/* The client went away: ending the answer frees the request (conn_watch.h). */
 static void on_close(struct evhttp_connection *conn, void *arg) {
   (void)conn;
   struct http_out *o = arg;
-  conn_watch_set_closecb(o->conn, NULL, NULL);
-  o->conn = NULL;
-  evhttp_send_reply_end(o->req);
+  conn_watch_stream_gone(o->req, &o->conn);
   run_reader_gone(o->base.reader);
   out_free(o);
 }

@@ -28,13 +28,11 @@ static void replay_free(struct replay *rp) {
   free(rp);
 }
 
-/* The reader went away: ending the answer frees the request (see run.c). */
+/* The reader went away: ending the answer frees the request (conn_watch.h). */
 static void on_close(struct evhttp_connection *conn, void *arg) {
   (void)conn;
   struct replay *rp = arg;
-  conn_watch_set_closecb(rp->conn, NULL, NULL);
-  rp->conn = NULL;
-  evhttp_send_reply_end(rp->req);
+  conn_watch_stream_gone(rp->req, &rp->conn);
   replay_free(rp);
 }
 
