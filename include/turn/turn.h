@@ -123,6 +123,14 @@ TURN_EXTERN int turn_buf_shrink(turn_buf *b);
  * length saved before). */
 TURN_EXTERN int turn_buf_append_json_string(turn_buf *b, const char *s, size_t len);
 
+/* Room for one more item in an array of the C library's heap (realloc, free)
+ * holding n items of size bytes in *cap slots: when n == *cap, the slots
+ * double (first: the count to start with) and *cap says so. Returns the array,
+ * perhaps moved, or NULL when out of memory (items and *cap are as they
+ * were). */
+TURN_EXTERN void *turn_grow(void *items, size_t n, size_t *cap, size_t size,
+                            size_t first);
+
 /* A bump allocator for one parse. Everything a parse returns lives in it until
  * turn_arena_reset(), which keeps one block for the next parse. */
 typedef struct turn_arena {

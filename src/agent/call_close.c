@@ -4,6 +4,7 @@
  * have run in part" where only a guess says the call had begun. */
 #include "call_close.h"
 #include "event_lines.h"
+#include "turn/turn.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,13 +42,9 @@ static struct call_close_call *find(struct call_close *cc, turn_str id) {
 }
 
 static int add(struct call_close *cc, const turn_event *ev) {
-  if (cc->n == cc->cap) {
-    size_t cap = cc->cap == 0 ? 4 : cc->cap * 2;
-    struct call_close_call *grown = realloc(cc->calls, cap * sizeof *grown);
-    if (grown == NULL) return -1;
-    cc->calls = grown;
-    cc->cap = cap;
-  }
+  struct call_close_call *grown = turn_grow(cc->calls, cc->n, &cc->cap, sizeof *grown, 4);
+  if (grown == NULL) return -1;
+  cc->calls = grown;
   struct call_close_call *c = &cc->calls[cc->n];
   memset(c, 0, sizeof *c);
   c->id = dup_str(ev->tool_use.id);

@@ -56,15 +56,6 @@ struct history {
   turn_arena arena;
 };
 
-/* Grows *items (n used, *cap slots of size each) by one slot. */
-static void *grow(void *items, size_t n, size_t *cap, size_t size) {
-  if (n < *cap) return items;
-  size_t c = *cap == 0 ? 16 : *cap * 2;
-  void *p = realloc(items, c * size);
-  if (p != NULL) *cap = c;
-  return p;
-}
-
 struct history *history_new(void) {
   struct history *h = calloc(1, sizeof *h);
   if (h != NULL) turn_arena_init(&h->arena, NULL);
@@ -119,7 +110,8 @@ static struct call_info *call_find(struct history *h, const char *turn, turn_str
 static struct call_info *call_get(struct history *h, const char *turn, turn_str id) {
   struct call_info *c = call_find(h, turn, id);
   if (c != NULL) return c;
-  struct call_info *calls = grow(h->calls, h->n_calls, &h->cap_calls, sizeof *calls);
+  struct call_info *calls =
+      turn_grow(h->calls, h->n_calls, &h->cap_calls, sizeof *calls, 16);
   if (calls == NULL) return NULL;
   h->calls = calls;
   c = &calls[h->n_calls];
@@ -191,7 +183,8 @@ static int take_event(struct history *h, const char *turn, uint64_t at_ms,
     c->result_ms = at_ms;
     return 0;
   case TURN_EV_NOTICE: {
-    struct notice *ns = grow(h->notices, h->n_notices, &h->cap_notices, sizeof *ns);
+    struct notice *ns =
+        turn_grow(h->notices, h->n_notices, &h->cap_notices, sizeof *ns, 16);
     if (ns == NULL) return -1;
     h->notices = ns;
     char *text = dup_str(ev->notice.text);
@@ -207,7 +200,7 @@ static int take_event(struct history *h, const char *turn, uint64_t at_ms,
 int history_add_events(struct history *h, const char *turn, uint64_t at_ms,
                        const char *lines, size_t len) {
   if (h->n_turns == 0 || strcmp(h->turns[h->n_turns - 1], turn) != 0) {
-    char **ts = grow(h->turns, h->n_turns, &h->cap_turns, sizeof *ts);
+    char **ts = turn_grow(h->turns, h->n_turns, &h->cap_turns, sizeof *ts, 16);
     if (ts == NULL) return -1;
     h->turns = ts;
     if ((ts[h->n_turns] = strdup(turn)) == NULL) return -1;
@@ -232,7 +225,8 @@ int history_add_message(struct history *h, const char *turn, uint64_t at_ms,
                         const char *json) {
   json_t *body = json_loads(json, 0, NULL);
   if (body == NULL) return 0; /* not a message we wrote: nothing to show */
-  struct message *ms = grow(h->messages, h->n_messages, &h->cap_messages, sizeof *ms);
+  struct message *ms =
+      turn_grow(h->messages, h->n_messages, &h->cap_messages, sizeof *ms, 16);
   char *t = strdup(turn);
   if (ms == NULL || t == NULL) {
     free(t);

@@ -2,6 +2,7 @@
 #include "tools.h"
 
 #include "tools_demo.h"
+#include "turn/turn.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +30,9 @@ int toolset_add(struct toolset *ts, const char *name, const char *description,
                 const char *input_schema, int tier, const char *effect,
                 enum tool_kind kind, size_t shell_index) {
   if (toolset_find(ts, name) != NULL) return -1;
-  if (ts->n == ts->cap) {
-    size_t cap = ts->cap == 0 ? 8 : ts->cap * 2;
-    struct tool_def *grown = realloc(ts->defs, cap * sizeof *grown);
-    if (grown == NULL) return -1;
-    ts->defs = grown;
-    ts->cap = cap;
-  }
+  struct tool_def *grown = turn_grow(ts->defs, ts->n, &ts->cap, sizeof *grown, 8);
+  if (grown == NULL) return -1;
+  ts->defs = grown;
   struct tool_def *d = &ts->defs[ts->n];
   memset(d, 0, sizeof *d);
   d->name = strdup(name);

@@ -3,6 +3,8 @@
  * data == NULL iff alloc == 0. */
 #include "mem.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 void turn_buf_init(turn_buf *b, size_t cap, const turn_mem *mem) {
@@ -61,4 +63,13 @@ int turn_buf_shrink(turn_buf *b) {
   b->data = data;
   b->alloc = b->len;
   return TURN_OK;
+}
+
+void *turn_grow(void *items, size_t n, size_t *cap, size_t size, size_t first) {
+  if (n < *cap) return items;
+  size_t grown = *cap == 0 ? first : *cap * 2;
+  if (grown < *cap || grown > SIZE_MAX / size) return NULL;
+  void *p = realloc(items, grown * size);
+  if (p != NULL) *cap = grown;
+  return p;
 }

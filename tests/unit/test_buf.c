@@ -468,6 +468,32 @@ static void test_arena_nomem_then_recovers(void **state) {
   assert_int_equal(fm.live, 0);
 }
 
+/* turn_grow: room for one more item, the count doubling from first; the items
+ * already there stay; past what size_t can count it fails and changes nothing. */
+static void test_grow_doubles_and_keeps_items(void **state) {
+  (void)state;
+  int *items = NULL;
+  size_t n = 0, cap = 0;
+  for (int i = 0; i < 100; i++) {
+    int *grown = turn_grow(items, n, &cap, sizeof *grown, 4);
+    assert_non_null(grown);
+    items = grown;
+    items[n++] = i;
+    assert_true(n <= cap);
+  }
+  assert_int_equal(cap, 128); /* 4, 8, ..., 128 */
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(items[i], i);
+  /* With room, the same array comes back. */
+  assert_ptr_equal(turn_grow(items, 100, &cap, sizeof *items, 4), items);
+  assert_int_equal(cap, 128);
+  /* Doubling past SIZE_MAX bytes: NULL, and nothing changed. */
+  size_t full = 128;
+  assert_null(turn_grow(items, 128, &full, SIZE_MAX / 200, 4));
+  assert_int_equal(full, 128);
+  free(items);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_buf_init_is_empty),
@@ -480,6 +506,7 @@ int main(void) {
       cmocka_unit_test(test_buf_nomem_leaves_buffer_unchanged),
       cmocka_unit_test(test_buf_reset_keeps_memory),
       cmocka_unit_test(test_buf_shrink_gives_memory_back),
+      cmocka_unit_test(test_grow_doubles_and_keeps_items),
       cmocka_unit_test(test_arena_alloc_is_aligned),
       cmocka_unit_test(test_arena_reset_keeps_working),
       cmocka_unit_test(test_arena_big_allocations),

@@ -7,6 +7,7 @@
 #include "auth_db.h"
 #include "clock.h"
 #include "daemon.h"
+#include "turn/turn.h"
 
 #include <event2/event.h>
 #include <stdio.h>
@@ -35,16 +36,12 @@ static int load_one(void *ctx, int64_t id, const char *name,
   (void)name;
   (void)created_ms;
   struct loading *l = ctx;
-  if (l->n == l->cap) {
-    size_t cap = l->cap == 0 ? 8 : l->cap * 2;
-    struct auth_device *grown = realloc(l->devices, cap * sizeof *grown);
-    if (grown == NULL) {
-      l->failed = true;
-      return 1;
-    }
-    l->devices = grown;
-    l->cap = cap;
+  struct auth_device *grown = turn_grow(l->devices, l->n, &l->cap, sizeof *grown, 8);
+  if (grown == NULL) {
+    l->failed = true;
+    return 1;
   }
+  l->devices = grown;
   struct auth_device *dev = &l->devices[l->n++];
   dev->id = id;
   memcpy(dev->hash, hash, CREDENTIAL_HASH_LEN);

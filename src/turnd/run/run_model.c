@@ -10,6 +10,7 @@
 #include "model_http.h"
 #include "request_build.h"
 #include "store/store.h"
+#include "turn/turn.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,13 +27,9 @@ static int add_message(void *ctx, uint64_t n, const char *turn, uint64_t at_ms,
   (void)turn;
   (void)at_ms;
   struct messages *m = ctx;
-  if (m->n == m->cap) {
-    size_t cap = m->cap == 0 ? 16 : m->cap * 2;
-    char **grown = realloc(m->json, cap * sizeof *grown);
-    if (grown == NULL) return -1;
-    m->json = grown;
-    m->cap = cap;
-  }
+  char **grown = turn_grow(m->json, m->n, &m->cap, sizeof *grown, 16);
+  if (grown == NULL) return -1;
+  m->json = grown;
   if ((m->json[m->n] = strdup(json)) == NULL) return -1;
   m->n++;
   return 0;

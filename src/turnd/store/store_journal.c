@@ -9,6 +9,7 @@
  * that a power cut left as zeros, from a whole one. */
 #include "store_journal.h"
 
+#include "turn/turn.h"
 #include "write_list.h"
 
 #include <errno.h>
@@ -213,13 +214,9 @@ static int scan(const unsigned char *p, size_t len, struct frames *out) {
     unsigned char hash[HASH_BYTES];
     crypto_generichash(hash, HASH_BYTES, p + HEAD_BYTES, body, NULL, 0);
     if (sodium_memcmp(hash, p + 4, HASH_BYTES) != 0) break;
-    if (out->n == out->cap) {
-      size_t cap = out->cap == 0 ? 64 : out->cap * 2;
-      struct frame *grown = realloc(out->items, cap * sizeof *grown);
-      if (grown == NULL) return -1;
-      out->items = grown;
-      out->cap = cap;
-    }
+    struct frame *grown = turn_grow(out->items, out->n, &out->cap, sizeof *grown, 64);
+    if (grown == NULL) return -1;
+    out->items = grown;
     out->items[out->n++] =
         (struct frame){get_u64(p + HEAD_BYTES), p + HEAD_BYTES + 8, body - 8};
     p += HEAD_BYTES + body;

@@ -6,6 +6,7 @@
 #include "store_impl.h"
 
 #include "store_write.h"
+#include "turn/turn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -555,13 +556,9 @@ struct unended_list {
 
 static int unended_row(sqlite3_stmt *s, void *arg) {
   struct unended_list *l = arg;
-  if (l->n == l->cap) {
-    size_t cap = l->cap == 0 ? 8 : l->cap * 2;
-    struct unended *grown = realloc(l->items, cap * sizeof *grown);
-    if (grown == NULL) return -1;
-    l->items = grown;
-    l->cap = cap;
-  }
+  struct unended *grown = turn_grow(l->items, l->n, &l->cap, sizeof *grown, 8);
+  if (grown == NULL) return -1;
+  l->items = grown;
   struct unended *u = &l->items[l->n];
   u->turn = strdup(col_text(s, 0));
   u->session = strdup(col_text(s, 1));
