@@ -4,7 +4,6 @@
 #include "auth/auth.h"
 #include "auth/auth_db.h"
 #include "daemon.h"
-#include "http/routes.h"
 #include "http/server.h"
 #include "loop_prio.h"
 #include "model_config.h"

@@ -8,10 +8,6 @@ struct server;
 
 #define ROUTE_MAX_PARAMS 2
 
-/* Dispatches req: the handler of the route that matches, else a JSON 404 (no
- * such path) or 405 (the path exists, not with this method, with Allow). */
-void routes_dispatch(struct server *s, struct evhttp_request *req);
-
 /* Handlers, one per route, in http_<group>.c. */
 void route_capabilities(struct server *s, struct evhttp_request *req,
                         const char *const *params);

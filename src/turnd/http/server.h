@@ -1,6 +1,6 @@
-/* The HTTP side of turnd: one evhttp on the daemon's event loop and its bound
- * socket; every request goes to the dispatcher it is given (the route table,
- * routes.h). */
+/* What the http wing offers: the HTTP side of turnd, one evhttp on the
+ * daemon's event loop and its bound socket; every request goes to the
+ * dispatcher it is given, the route table (routes_dispatch, below). */
 #ifndef TURND_SERVER_H
 #define TURND_SERVER_H
 
@@ -38,5 +38,10 @@ int server_start(struct server *s, struct turnd *d, struct event_base *base,
                  const struct options *opt,
                  void (*dispatch)(struct server *s, struct evhttp_request *req));
 void server_stop(struct server *s);
+
+/* The route table (routes.c), the dispatcher main gives server_start: the
+ * handler of the route that matches req, else a JSON 404 (no such path) or 405
+ * (the path exists, not with this method, with Allow). */
+void routes_dispatch(struct server *s, struct evhttp_request *req);
 
 #endif
