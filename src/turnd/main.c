@@ -166,8 +166,6 @@ static void free_loaded(struct turnd *d, struct event_base *base) {
   event_base_free(base);
 }
 
-/* Sets up who may get in, once the address is known, and prints where turnd
- * listens and a pairing link for the owner's first device. */
 static bool still_paired(void *ctx, int64_t device) {
   return auth_device_paired(ctx, device);
 }
@@ -179,6 +177,8 @@ static void auth_changed(struct turnd *d) {
   run_drop_followers(d, still_paired, d);
 }
 
+/* Sets up who may get in, once the address is known, and prints where turnd
+ * listens and a pairing link for the owner's first device. */
 static int start_auth(struct turnd *d, const struct options *opt, uint16_t port) {
   bool v6 = strchr(opt->listen_host, ':') != NULL;
   char url[300];

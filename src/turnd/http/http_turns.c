@@ -1,5 +1,5 @@
 /* The turn routes: start a turn and stream it, follow a turn from a seq, cancel
- * a turn. Streaming answers belong to run.c's followers once started. */
+ * a turn. A streaming answer, once started, is a run's reader (http_follow.c). */
 #include "daemon.h"
 #include "http_body.h"
 #include "http_error.h"
