@@ -235,7 +235,6 @@ struct store *sqlite_store_open(const char *dir, char *err, size_t cap) {
 
 static void sqlite_close(struct store *base) {
   struct sqlite_store *st = (struct sqlite_store *)base;
-  if (st == NULL) return;
   if (st->writer_started) {
     sqlite_commit(&st->base, true);
     writer_stop(&st->writer); /* carries out what it was handed first */
@@ -418,62 +417,44 @@ struct message_walk {
   const char *session;
 };
 
+/* A message stored in parts being joined: its parts so far, and how many. */
+struct joining {
+  turn_buf text;
+  uint64_t found;
+};
+
+static int part_row(sqlite3_stmt *s, void *arg) {
+  struct joining *j = arg;
+  const void *body = sqlite3_column_blob(s, 0);
+  size_t len = (size_t)sqlite3_column_bytes(s, 0);
+  if (len > 0 && turn_buf_append(&j->text, body, len) != TURN_OK) return -1;
+  j->found++;
+  return 0;
+}
+
 /* A message stored in parts: its parts, then the rest its row holds, joined
  * into *out (malloc'd, NUL-ended). Returns 0; 1 when a part is missing (its
  * write was refused, as a message's can be: the message is skipped); -1 on a
  * database error or out of memory. */
 static int join_parts(struct message_walk *w, uint64_t n, uint64_t parts,
                       const char *rest, char **out) {
-  sqlite3_stmt *s = w->parts;
-  bind_text(s, 1, w->session);
-  bind_u64(s, 2, n);
-  bind_u64(s, 3, parts);
-  char *joined = NULL;
-  size_t len = 0, cap = 0;
-  uint64_t found = 0;
-  int rc, out_rc = 0;
-  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-    const void *body = sqlite3_column_blob(s, 0);
-    size_t blen = (size_t)sqlite3_column_bytes(s, 0);
-    if (len + blen + 1 > cap) {
-      size_t want = cap > 0 ? cap : 1u << 20;
-      while (want < len + blen + 1)
-        want *= 2;
-      char *grown = realloc(joined, want);
-      if (grown == NULL) {
-        out_rc = -1;
-        break;
-      }
-      joined = grown;
-      cap = want;
-    }
-    if (blen > 0) memcpy(joined + len, body, blen);
-    len += blen;
-    found++;
-  }
-  if (out_rc == 0 && rc != SQLITE_DONE) {
-    say(sqlite3_db_handle(s), "read");
-    out_rc = -1;
-  }
-  sqlite3_reset(s);
-  sqlite3_clear_bindings(s);
-  size_t rest_len = strlen(rest);
-  if (out_rc == 0 && found != parts) {
+  bind_text(w->parts, 1, w->session);
+  bind_u64(w->parts, 2, n);
+  bind_u64(w->parts, 3, parts);
+  struct joining j = {.found = 0};
+  turn_buf_init(&j.text, SIZE_MAX, NULL);
+  int rc = walk(w->parts, part_row, &j);
+  if (rc == 0 && j.found != parts) {
     fprintf(stderr, "turnd: store: a message stored in parts lacks one; it is skipped\n");
-    out_rc = 1;
+    rc = 1;
   }
-  if (out_rc == 0) {
-    char *whole = realloc(joined, len + rest_len + 1);
-    if (whole == NULL) {
-      out_rc = -1;
-    } else {
-      memcpy(whole + len, rest, rest_len + 1);
-      *out = whole;
-      return 0;
-    }
+  if (rc == 0 && turn_buf_append(&j.text, rest, strlen(rest) + 1) != TURN_OK) rc = -1;
+  if (rc != 0) {
+    turn_buf_fini(&j.text);
+    return rc;
   }
-  free(joined);
-  return out_rc;
+  *out = j.text.data; /* malloc'd: turn_buf's default allocator */
+  return 0;
 }
 
 static int message_row(sqlite3_stmt *s, void *arg) {
@@ -633,7 +614,6 @@ static struct store_reader *sqlite_reader_open(const struct store *base) {
 
 static void sqlite_reader_close(struct store_reader *base) {
   struct sqlite_reader *r = (struct sqlite_reader *)base;
-  if (r == NULL) return;
   sqlite3_finalize(r->messages);
   sqlite3_finalize(r->message_parts);
   sqlite3_finalize(r->session_events);
